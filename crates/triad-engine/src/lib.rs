@@ -1,1 +1,61 @@
-//! placeholder
+//! Triad's match engine: the referee every other part trusts.
+//!
+//! A pure, deterministic state machine in the style of TigerBeetle's: no I/O, no clock, no
+//! randomness but a configured seed. A [`Command`] comes in an [`Envelope`] with the acting
+//! [`Address`] and the time; [`Engine::execute`] returns the [`Event`]s it caused, or an
+//! [`EngineError`] with a stable code and nothing changed. The state is a fold of the events:
+//! [`Engine::replay`] of the log equals the live engine.
+//!
+//! It covers how matches come to be (challenges with consent, the open queue, the
+//! computer), play with seed 4's `seq`, forfeits and rematches, seed 3's timeouts, money in
+//! a double-entry [`Ledger`] with seed 3's payouts, and the hall of fame with Glicko-2
+//! ratings.
+//!
+//! ```
+//! use triad_engine::{Address, Command, Config, Engine, Envelope, Seed3Event};
+//! use triad_rules::{GameKind, Mark};
+//!
+//! let owner = Address::from_bytes([9; 32]);
+//! let (alice, bob) = (Address::from_bytes([1; 32]), Address::from_bytes([2; 32]));
+//! let mut engine = Engine::new(Config::new(owner));
+//! let mut run = |who, now, command| engine.execute(&Envelope::new(who, now, command)).unwrap();
+//!
+//! const ETHER: u64 = 1_000_000_000_000_000_000;
+//! run(owner, 0, Command::Deposit { to: alice, amount: ETHER });
+//! run(owner, 0, Command::Deposit { to: bob, amount: ETHER });
+//! // Seed 3's play(): the first player waits, the second starts the game.
+//! let queued = run(alice, 1, Command::JoinQueue { game: GameKind::Sos, stake: ETHER });
+//! let id = queued.events[0].match_id().unwrap();
+//! run(bob, 2, Command::JoinQueue { game: GameKind::Sos, stake: ETHER });
+//! for (seq, who, cell, mark) in [(1, alice, 0, Mark::S), (2, bob, 4, Mark::O)] {
+//!     run(who, 3, Command::Move { match_id: id, seq, cell, mark });
+//! }
+//! let last = run(alice, 4, Command::Move { match_id: id, seq: 3, cell: 8, mark: Mark::S });
+//! assert_eq!(engine.balance(alice), ETHER / 10 * 18); // 1.8 ether to the winner
+//! assert_eq!(engine.reserve(), ETHER / 10 * 2);
+//! ```
+#![warn(missing_docs)]
+
+mod address;
+mod command;
+mod config;
+mod engine;
+mod error;
+mod event;
+mod ledger;
+mod matches;
+mod seed3;
+mod stats;
+
+pub use address::{Address, IdempotencyKey, InvalidAddress, MatchId};
+pub use command::{Command, Envelope, Level, StartChoice};
+pub use config::{Bps, Config, PayoutRules, RematchStart, share};
+pub use engine::{Duplicate, Engine, Ranking, Receipt};
+pub use error::EngineError;
+pub use event::{
+    Account, Applied, EndReason, Event, EventKind, Origin, Seat, Transfer, TransferReason,
+};
+pub use ledger::Ledger;
+pub use matches::{Challenge, Deadline, DeadlineKind, Match, MatchResult, Phase};
+pub use seed3::Seed3Event;
+pub use stats::{PlayerStats, Rating};

@@ -21,6 +21,8 @@ use core::fmt;
 /// assert_eq!(Cell::new(9), None);
 /// ```
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(try_from = "u8", into = "u8"))]
 pub struct Cell(u8);
 
 impl Cell {
@@ -82,6 +84,31 @@ impl Cell {
     }
 }
 
+/// The error for a cell index outside 0-8.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct InvalidCell(pub u8);
+
+impl fmt::Display for InvalidCell {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cell {} does not exist; cells go from 0 to 8", self.0)
+    }
+}
+
+impl core::error::Error for InvalidCell {}
+
+impl TryFrom<u8> for Cell {
+    type Error = InvalidCell;
+    fn try_from(index: u8) -> Result<Self, Self::Error> {
+        Cell::new(index).ok_or(InvalidCell(index))
+    }
+}
+
+impl From<Cell> for u8 {
+    fn from(cell: Cell) -> u8 {
+        cell.0
+    }
+}
+
 impl fmt::Display for Cell {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.0)
@@ -98,6 +125,8 @@ impl fmt::Display for Cell {
 /// assert_eq!(diagonal.iter().map(|c| c.index()).collect::<Vec<_>>(), [0, 4, 8]);
 /// ```
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(transparent))]
 pub struct CellSet(u16);
 
 impl CellSet {

@@ -11,6 +11,7 @@ use crate::{
 
 /// A move: a mark placed in a cell.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Move {
     /// Where the mark goes.
     pub cell: Cell,
@@ -72,6 +73,8 @@ impl Outcome {
 
 /// Which game is played.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
 pub enum GameKind {
     /// Tic-tac-toe: X and O, three in a row wins.
     TicTacToe,
@@ -427,7 +430,11 @@ impl Game for TicTacToe {
 
     fn from_board(board: Board) -> Result<Self, PositionError> {
         if !board.cells_of(Mark::S).is_empty() {
-            let cell = board.cells_of(Mark::S).iter().next().map_or(0, |c| c.index());
+            let cell = board
+                .cells_of(Mark::S)
+                .iter()
+                .next()
+                .map_or(0, |c| c.index());
             return Err(PositionError::InvalidChar {
                 index: usize::from(cell),
                 ch: 'S',
@@ -469,7 +476,10 @@ impl Game for TicTacToe {
     fn play_unchecked(self, mv: Move) -> Self {
         debug_assert!(self.outcome.is_none(), "move after the end");
         debug_assert!(self.board.get(mv.cell).is_none(), "cell occupied");
-        debug_assert!(Self::KIND.marks_for(self.turn()).contains(&mv.mark), "wrong mark");
+        debug_assert!(
+            Self::KIND.marks_for(self.turn()).contains(&mv.mark),
+            "wrong mark"
+        );
         let mover = self.turn();
         let board = self.board.with(mv.cell, mv.mark);
         let mine = board.cells_of(mv.mark).bits();
@@ -512,7 +522,11 @@ impl Game for Sos {
 
     fn from_board(board: Board) -> Result<Self, PositionError> {
         if !board.cells_of(Mark::X).is_empty() {
-            let cell = board.cells_of(Mark::X).iter().next().map_or(0, |c| c.index());
+            let cell = board
+                .cells_of(Mark::X)
+                .iter()
+                .next()
+                .map_or(0, |c| c.index());
             return Err(PositionError::InvalidChar {
                 index: usize::from(cell),
                 ch: 'X',
@@ -732,5 +746,95 @@ impl From<Sos> for AnyGame {
 impl fmt::Display for AnyGame {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         dispatch!(self, g => fmt::Display::fmt(g, f))
+    }
+}
+
+/// Positions serialize as `{"game": "sos", "board": "O-SOOS--S"}` and are checked again
+/// when deserialized, so a stored position is always legal.
+#[cfg(feature = "serde")]
+mod serde_impls {
+    use super::{AnyGame, GameKind};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer, de::Error as _};
+
+    #[derive(Serialize, Deserialize)]
+    struct Repr<'a> {
+        game: GameKind,
+        #[serde(borrow)]
+        board: alloc_free::Str<'a>,
+    }
+
+    mod alloc_free {
+        use core::fmt;
+        use serde::{Deserialize, Deserializer, Serialize, Serializer, de};
+
+        /// A state string: borrowed when deserializing, a fixed buffer when serializing.
+        pub(super) enum Str<'a> {
+            Borrowed(&'a str),
+            Owned([u8; 36], usize),
+        }
+
+        impl Str<'_> {
+            pub(super) fn as_str(&self) -> &str {
+                match self {
+                    Str::Borrowed(s) => s,
+                    Str::Owned(buf, len) => core::str::from_utf8(&buf[..*len]).unwrap_or(""),
+                }
+            }
+        }
+
+        impl Serialize for Str<'_> {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> de::Visitor<'de> for V {
+                    type Value = Str<'de>;
+                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                        f.write_str("a 9-character board string")
+                    }
+                    fn visit_borrowed_str<E: de::Error>(
+                        self,
+                        v: &'de str,
+                    ) -> Result<Self::Value, E> {
+                        Ok(Str::Borrowed(v))
+                    }
+                    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                        let mut buf = [0u8; 36];
+                        if v.len() > buf.len() {
+                            return Err(E::custom("a board string has 9 characters"));
+                        }
+                        buf[..v.len()].copy_from_slice(v.as_bytes());
+                        Ok(Str::Owned(buf, v.len()))
+                    }
+                }
+                d.deserialize_str(V)
+            }
+        }
+    }
+
+    impl Serialize for AnyGame {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let mut buf = [0u8; 36];
+            let mut len = 0;
+            for ch in self.board().chars() {
+                len += ch.encode_utf8(&mut buf[len..]).len();
+            }
+            Repr {
+                game: self.kind(),
+                board: alloc_free::Str::Owned(buf, len),
+            }
+            .serialize(s)
+        }
+    }
+
+    impl<'de> Deserialize<'de> for AnyGame {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            let repr = Repr::deserialize(d)?;
+            AnyGame::parse(repr.game, repr.board.as_str()).map_err(D::Error::custom)
+        }
     }
 }

@@ -26,7 +26,7 @@ mod game;
 mod mark;
 
 pub use board::Board;
-pub use cell::{Cell, CellSet, LINES};
+pub use cell::{Cell, CellSet, InvalidCell, LINES};
 pub use error::{MoveError, PositionError};
 pub use game::{AnyGame, Game, GameKind, Move, Moves, Outcome, Sos, TicTacToe, UnknownGame};
 pub use mark::{Mark, Player};

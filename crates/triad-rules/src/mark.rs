@@ -4,6 +4,7 @@ use core::fmt;
 
 /// A mark on the board. Tic-tac-toe uses `X` and `O`; SOS uses `S` and `O`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Mark {
     /// A cross: tic-tac-toe's first player.
     X,
@@ -50,6 +51,8 @@ impl fmt::Display for Mark {
 
 /// One of the two players. The first player moves first (`X` in tic-tac-toe).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
 pub enum Player {
     /// Moves on even plies (0, 2, ...): `X` in tic-tac-toe.
     First,
@@ -82,7 +85,11 @@ impl Player {
     /// The player who moves when `plies` marks are on the board.
     #[must_use]
     pub const fn to_move_after(plies: u32) -> Player {
-        if plies % 2 == 0 { Player::First } else { Player::Second }
+        if plies.is_multiple_of(2) {
+            Player::First
+        } else {
+            Player::Second
+        }
     }
 }
 

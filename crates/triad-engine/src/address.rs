@@ -1,0 +1,123 @@
+//! Player addresses and ids.
+
+use core::{fmt, str::FromStr};
+
+use serde::{Deserialize, Serialize};
+
+/// A player's address: 32 bytes, written `0x` followed by 64 lower-case hex digits (the Sui
+/// address format of seed 1). The server derives it from the player's Ed25519 key; the
+/// engine only compares them.
+///
+/// ```
+/// use triad_engine::Address;
+/// let a: Address = "0x00000000000000000000000000000000000000000000000000000000000000ff".parse().unwrap();
+/// assert_eq!(a.to_string().len(), 66);
+/// assert!("0x12".parse::<Address>().is_err());
+/// ```
+#[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Address([u8; 32]);
+
+impl Address {
+    /// The zero address (`0x000…0`), seed 3's "nobody".
+    pub const ZERO: Address = Address([0; 32]);
+
+    /// The address with these bytes.
+    #[must_use]
+    pub const fn from_bytes(bytes: [u8; 32]) -> Address {
+        Address(bytes)
+    }
+
+    /// The raw bytes.
+    #[must_use]
+    pub const fn as_bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+
+    /// Whether this is the zero address.
+    #[must_use]
+    pub fn is_zero(&self) -> bool {
+        self.0 == [0; 32]
+    }
+}
+
+/// Why a string is not an address.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct InvalidAddress;
+
+impl fmt::Display for InvalidAddress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an address is 0x followed by 64 hexadecimal digits")
+    }
+}
+
+impl std::error::Error for InvalidAddress {}
+
+impl FromStr for Address {
+    type Err = InvalidAddress;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let digits = s
+            .strip_prefix("0x")
+            .or_else(|| s.strip_prefix("0X"))
+            .ok_or(InvalidAddress)?;
+        if digits.len() != 64 {
+            return Err(InvalidAddress);
+        }
+        let mut bytes = [0u8; 32];
+        hex::decode_to_slice(digits, &mut bytes).map_err(|_| InvalidAddress)?;
+        Ok(Address(bytes))
+    }
+}
+
+impl fmt::Display for Address {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "0x{}", hex::encode(self.0))
+    }
+}
+
+impl fmt::Debug for Address {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Short form keeps test failures readable.
+        write!(f, "0x{}…", hex::encode(&self.0[..4]))
+    }
+}
+
+impl Serialize for Address {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Address {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// A match's id, assigned by the engine in creation order starting at 1.
+#[derive(
+    Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct MatchId(pub u64);
+
+impl fmt::Display for MatchId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl FromStr for MatchId {
+    type Err = core::num::ParseIntError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        s.parse().map(MatchId)
+    }
+}
+
+/// A client-chosen idempotency key: a command resubmitted with the same key by the same
+/// actor applies once.
+#[derive(
+    Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct IdempotencyKey(pub u128);

@@ -1,0 +1,181 @@
+//! Commands: what players, the owner and the server's clock ask the engine to do.
+
+use serde::{Deserialize, Serialize};
+use triad_rules::{GameKind, Mark, Player};
+
+use crate::{Address, IdempotencyKey, MatchId};
+
+/// The computer's playing strength.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    /// Never loses; wins whenever it can, as fast as it can.
+    Perfect,
+    /// Mostly sound, sometimes careless (see the solver's `Strength::Casual`).
+    Casual,
+    /// Uniformly random legal moves.
+    Random,
+}
+
+/// Who moves first in a challenged match.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StartChoice {
+    /// The challenger moves first.
+    Challenger,
+    /// The challenged player moves first.
+    Opponent,
+    /// Chosen by the seeded RNG when the challenge is accepted.
+    Random,
+}
+
+/// A command. Each comes in an [`Envelope`] with the acting address and the time.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Command {
+    /// Challenge `opponent` to a match (seeds 1, 2, 4). The stake is escrowed at once; the
+    /// opponent must accept before anything starts.
+    Challenge {
+        /// Who is challenged.
+        opponent: Address,
+        /// Which game.
+        game: GameKind,
+        /// Each player's stake in minor units (0 for free play).
+        stake: u64,
+        /// Who moves first.
+        first: StartChoice,
+    },
+    /// Accept a challenge addressed to the actor.
+    AcceptChallenge {
+        /// The challenge's match.
+        match_id: MatchId,
+    },
+    /// Decline a challenge addressed to the actor; the challenger is refunded.
+    DeclineChallenge {
+        /// The challenge's match.
+        match_id: MatchId,
+    },
+    /// Join the open queue for a game and stake (seed 3's `play()`).
+    JoinQueue {
+        /// Which game.
+        game: GameKind,
+        /// The stake in minor units (0 for free play).
+        stake: u64,
+    },
+    /// Leave the queue or withdraw an unanswered challenge (seed 3's `cancel()`). With a
+    /// stake this is allowed only after `wait_cancel_ms`, and refunds the stake.
+    Cancel {
+        /// The waiting match.
+        match_id: MatchId,
+    },
+    /// Play the built-in solver (seed 5). No stake.
+    PlayComputer {
+        /// Which game.
+        game: GameKind,
+        /// The computer's strength.
+        level: Level,
+        /// The human's side: `First` moves first (X in tic-tac-toe).
+        side: Player,
+    },
+    /// Place a mark.
+    Move {
+        /// The match.
+        match_id: MatchId,
+        /// The number of marks on the board after this move (seed 4's `seq`).
+        seq: u8,
+        /// The cell, 0-8.
+        cell: u8,
+        /// The mark.
+        mark: Mark,
+    },
+    /// Give up: the opponent wins (seed 2).
+    Forfeit {
+        /// The match.
+        match_id: MatchId,
+    },
+    /// Claim the win because the opponent is too slow (seed 3's `ur2slow()`), or abort a
+    /// match whose first move never came.
+    ClaimTimeout {
+        /// The match.
+        match_id: MatchId,
+    },
+    /// Offer a rematch after a match ended, or accept the opponent's offer.
+    Rematch {
+        /// The ended match.
+        match_id: MatchId,
+    },
+    /// The owner credits play money to a player.
+    Deposit {
+        /// Who receives it.
+        to: Address,
+        /// How much, in minor units.
+        amount: u64,
+    },
+    /// A player takes money out.
+    Withdraw {
+        /// How much, in minor units.
+        amount: u64,
+    },
+    /// The owner collects the whole house reserve (seed 3's `collectProfit()`).
+    CollectReserve,
+    /// The clock: expire challenges, abort matches whose first move never came and, with
+    /// automatic timeouts, end matches whose player to move is too slow.
+    Tick,
+}
+
+impl Command {
+    /// The stable snake_case name of the command.
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::Challenge { .. } => "challenge",
+            Command::AcceptChallenge { .. } => "accept_challenge",
+            Command::DeclineChallenge { .. } => "decline_challenge",
+            Command::JoinQueue { .. } => "join_queue",
+            Command::Cancel { .. } => "cancel",
+            Command::PlayComputer { .. } => "play_computer",
+            Command::Move { .. } => "move",
+            Command::Forfeit { .. } => "forfeit",
+            Command::ClaimTimeout { .. } => "claim_timeout",
+            Command::Rematch { .. } => "rematch",
+            Command::Deposit { .. } => "deposit",
+            Command::Withdraw { .. } => "withdraw",
+            Command::CollectReserve => "collect_reserve",
+            Command::Tick => "tick",
+        }
+    }
+}
+
+/// A command with its context: who acts, when, and an optional idempotency key.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Envelope {
+    /// The acting address (authenticated by the server).
+    pub actor: Address,
+    /// The time in milliseconds since the Unix epoch. The engine never reads a clock; if
+    /// this is earlier than the last event's time, the last event's time is used.
+    pub now_ms: u64,
+    /// When set, a resubmission of the same command with the same key applies once.
+    pub idempotency_key: Option<IdempotencyKey>,
+    /// What to do.
+    pub command: Command,
+}
+
+impl Envelope {
+    /// An envelope without an idempotency key.
+    #[must_use]
+    pub fn new(actor: Address, now_ms: u64, command: Command) -> Envelope {
+        Envelope {
+            actor,
+            now_ms,
+            idempotency_key: None,
+            command,
+        }
+    }
+
+    /// The same envelope with an idempotency key.
+    #[must_use]
+    pub fn with_key(mut self, key: IdempotencyKey) -> Envelope {
+        self.idempotency_key = Some(key);
+        self
+    }
+}

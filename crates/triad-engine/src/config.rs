@@ -1,0 +1,115 @@
+//! The engine's settings: owner, timeouts, payout rules, limits.
+
+use serde::{Deserialize, Serialize};
+
+use crate::Address;
+
+/// A fraction in basis points (1/10,000).
+pub type Bps = u32;
+
+/// How a match's pot is shared out, per ending. Seed 3's defaults for a stake `E` (pot
+/// `2E`): the winner gets `1.8E`, a tie refunds `0.9E` to each, a timeout claim pays `1.9E`,
+/// and a cancel while waiting refunds `E`. Whatever is not paid out goes to the house
+/// reserve. Aborts, declines and expiries always refund in full.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PayoutRules {
+    /// The winner's share of the pot after a win or a forfeit.
+    pub win_bps_of_pot: Bps,
+    /// Each player's refund, as a share of their own stake, after a draw.
+    pub draw_bps_of_stake: Bps,
+    /// The claimer's share of the pot after a timeout.
+    pub timeout_bps_of_pot: Bps,
+    /// The refund, as a share of the stake, when a waiting player cancels.
+    pub cancel_bps_of_stake: Bps,
+}
+
+impl PayoutRules {
+    /// Seed 3's amounts.
+    pub const SEED3: PayoutRules = PayoutRules {
+        win_bps_of_pot: 9_000,
+        draw_bps_of_stake: 9_000,
+        timeout_bps_of_pot: 9_500,
+        cancel_bps_of_stake: 10_000,
+    };
+
+    /// Whether every share is at most 100%.
+    #[must_use]
+    pub fn is_valid(&self) -> bool {
+        [
+            self.win_bps_of_pot,
+            self.draw_bps_of_stake,
+            self.timeout_bps_of_pot,
+            self.cancel_bps_of_stake,
+        ]
+        .iter()
+        .all(|&b| b <= 10_000)
+    }
+}
+
+impl Default for PayoutRules {
+    fn default() -> Self {
+        PayoutRules::SEED3
+    }
+}
+
+/// `amount * bps / 10_000`, rounded down (the remainder goes to the reserve).
+#[must_use]
+pub fn share(amount: u64, bps: Bps) -> u64 {
+    let v = u128::from(amount) * u128::from(bps) / 10_000;
+    u64::try_from(v).expect("a share of an amount is at most the amount")
+}
+
+/// Who starts a rematch.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RematchStart {
+    /// Chosen by the seeded RNG (seed 2's reset).
+    Random,
+    /// The player who moved second last time moves first.
+    Alternate,
+}
+
+/// The engine's settings. All times are milliseconds.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Config {
+    /// The operator (seed 3's owner): the only address that may deposit and collect.
+    pub owner: Address,
+    /// Seed of every random choice (who starts, the computer's tie-breaks).
+    pub seed: u64,
+    /// How long a waiting player must wait before cancelling with a refund.
+    pub wait_cancel_ms: u64,
+    /// How long the player to move has, from the opponent's last move (or the start).
+    pub move_timeout_ms: u64,
+    /// How long a challenge stays open.
+    pub challenge_ttl_ms: u64,
+    /// When true, a `Tick` at the deadline ends a slow player's match; when false, the
+    /// last mover must claim it (`ur2slow`).
+    pub automatic_timeouts: bool,
+    /// The payout rules.
+    pub payouts: PayoutRules,
+    /// Who starts a rematch.
+    pub rematch_start: RematchStart,
+    /// The largest stake a match may have.
+    pub max_stake: u64,
+    /// How long an idempotency key is remembered.
+    pub idempotency_window_ms: u64,
+}
+
+impl Config {
+    /// Seed 3's defaults with the given owner.
+    #[must_use]
+    pub fn new(owner: Address) -> Config {
+        Config {
+            owner,
+            seed: 0,
+            wait_cancel_ms: 120_000,
+            move_timeout_ms: 60_000,
+            challenge_ttl_ms: 600_000,
+            automatic_timeouts: false,
+            payouts: PayoutRules::SEED3,
+            rematch_start: RematchStart::Random,
+            max_stake: 1_000_000_000_000_000_000,
+            idempotency_window_ms: 24 * 60 * 60 * 1000,
+        }
+    }
+}

@@ -1,0 +1,295 @@
+//! The engine's errors, each with a stable numeric code and a message that says what to do.
+
+use core::fmt;
+
+use triad_rules::MoveError;
+
+use crate::MatchId;
+
+/// Why a command was refused. Nothing changed.
+///
+/// Codes 0-5 are the rules' [`MoveError`] codes (0-3 are seed 1's); the engine's own codes
+/// start at 100. Codes never change meaning; new errors get new codes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EngineError {
+    /// The move breaks a rule of the game (codes 0-5).
+    Move(MoveError),
+    /// 100: no match has that id.
+    UnknownMatch,
+    /// 101: only the match's players may do that.
+    NotAPlayer,
+    /// 102: the actor already has an active match (one per address, as in seed 1).
+    AlreadyInMatch {
+        /// The active match.
+        match_id: MatchId,
+    },
+    /// 103: the opponent already has another active match.
+    OpponentBusy,
+    /// 104: a player cannot challenge or be matched with themselves.
+    SelfPlay,
+    /// 105: the balance does not cover the stake or the withdrawal.
+    InsufficientBalance {
+        /// What is needed.
+        needed: u64,
+        /// What the balance holds.
+        available: u64,
+    },
+    /// 106: a staked wait can be cancelled only after the wait time.
+    WaitNotOver {
+        /// How long until it can.
+        remaining_ms: u64,
+    },
+    /// 107: the match is not waiting for an opponent.
+    NotWaiting,
+    /// 108: the challenge is not addressed to the actor (or, to withdraw, not the actor's).
+    NotYourChallenge,
+    /// 109: the challenge has expired.
+    ChallengeExpired,
+    /// 110: the move deadline has not passed yet.
+    DeadlineNotReached {
+        /// How long until it does.
+        remaining_ms: u64,
+    },
+    /// 111: only the player who moved last may claim the win.
+    NotLastMover,
+    /// 112: the match is not being played (still waiting for an opponent).
+    NotInPlay,
+    /// 113: the move's `seq` is behind the board and is not a repeat of the move made then.
+    StaleSeq {
+        /// The `seq` the next move must carry.
+        expected: u8,
+    },
+    /// 114: the move's `seq` skips ahead of the board.
+    SeqAhead {
+        /// The `seq` the next move must carry.
+        expected: u8,
+    },
+    /// 115: only the owner may do that.
+    OwnerOnly,
+    /// 116: the amount must be more than zero.
+    ZeroAmount,
+    /// 117: no rematch is possible for this match.
+    RematchUnavailable,
+    /// 118: the actor already offered a rematch.
+    RematchAlreadyOffered,
+    /// 119: the idempotency key was already used for a different command.
+    IdempotencyKeyReused,
+    /// 120: the stake is above the table's limit.
+    StakeTooLarge {
+        /// The largest stake allowed.
+        max: u64,
+    },
+    /// 121: the reserve is empty.
+    NothingToCollect,
+    /// 122: the amount would overflow a balance.
+    AmountTooLarge,
+    /// 123: the match has no move deadline (games against the computer).
+    NoDeadline,
+    /// 124: the opponent's balance does not cover the rematch's stake.
+    OpponentCannotAfford,
+    /// 125: the zero address is nobody: it cannot play or receive money.
+    ZeroAddress,
+}
+
+impl From<MoveError> for EngineError {
+    fn from(e: MoveError) -> Self {
+        EngineError::Move(e)
+    }
+}
+
+impl EngineError {
+    /// One of each variant (with placeholder data), for tests and documentation.
+    pub const ALL: [EngineError; 32] = [
+        EngineError::Move(MoveError::GameOver),
+        EngineError::Move(MoveError::InvalidPosition),
+        EngineError::Move(MoveError::NotYourTurn),
+        EngineError::Move(MoveError::CellOccupied),
+        EngineError::Move(MoveError::MarkNotInGame),
+        EngineError::Move(MoveError::NotYourMark),
+        EngineError::UnknownMatch,
+        EngineError::NotAPlayer,
+        EngineError::AlreadyInMatch { match_id: MatchId(1) },
+        EngineError::OpponentBusy,
+        EngineError::SelfPlay,
+        EngineError::InsufficientBalance { needed: 2, available: 1 },
+        EngineError::WaitNotOver { remaining_ms: 1 },
+        EngineError::NotWaiting,
+        EngineError::NotYourChallenge,
+        EngineError::ChallengeExpired,
+        EngineError::DeadlineNotReached { remaining_ms: 1 },
+        EngineError::NotLastMover,
+        EngineError::NotInPlay,
+        EngineError::StaleSeq { expected: 1 },
+        EngineError::SeqAhead { expected: 1 },
+        EngineError::OwnerOnly,
+        EngineError::ZeroAmount,
+        EngineError::RematchUnavailable,
+        EngineError::RematchAlreadyOffered,
+        EngineError::IdempotencyKeyReused,
+        EngineError::StakeTooLarge { max: 1 },
+        EngineError::NothingToCollect,
+        EngineError::AmountTooLarge,
+        EngineError::NoDeadline,
+        EngineError::OpponentCannotAfford,
+        EngineError::ZeroAddress,
+    ];
+
+    /// The stable numeric code.
+    #[must_use]
+    pub fn code(&self) -> u16 {
+        match self {
+            EngineError::Move(e) => e.code(),
+            EngineError::UnknownMatch => 100,
+            EngineError::NotAPlayer => 101,
+            EngineError::AlreadyInMatch { .. } => 102,
+            EngineError::OpponentBusy => 103,
+            EngineError::SelfPlay => 104,
+            EngineError::InsufficientBalance { .. } => 105,
+            EngineError::WaitNotOver { .. } => 106,
+            EngineError::NotWaiting => 107,
+            EngineError::NotYourChallenge => 108,
+            EngineError::ChallengeExpired => 109,
+            EngineError::DeadlineNotReached { .. } => 110,
+            EngineError::NotLastMover => 111,
+            EngineError::NotInPlay => 112,
+            EngineError::StaleSeq { .. } => 113,
+            EngineError::SeqAhead { .. } => 114,
+            EngineError::OwnerOnly => 115,
+            EngineError::ZeroAmount => 116,
+            EngineError::RematchUnavailable => 117,
+            EngineError::RematchAlreadyOffered => 118,
+            EngineError::IdempotencyKeyReused => 119,
+            EngineError::StakeTooLarge { .. } => 120,
+            EngineError::NothingToCollect => 121,
+            EngineError::AmountTooLarge => 122,
+            EngineError::NoDeadline => 123,
+            EngineError::OpponentCannotAfford => 124,
+            EngineError::ZeroAddress => 125,
+        }
+    }
+
+    /// The stable snake_case name.
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        match self {
+            EngineError::Move(e) => e.name(),
+            EngineError::UnknownMatch => "unknown_match",
+            EngineError::NotAPlayer => "not_a_player",
+            EngineError::AlreadyInMatch { .. } => "already_in_match",
+            EngineError::OpponentBusy => "opponent_busy",
+            EngineError::SelfPlay => "self_play",
+            EngineError::InsufficientBalance { .. } => "insufficient_balance",
+            EngineError::WaitNotOver { .. } => "wait_not_over",
+            EngineError::NotWaiting => "not_waiting",
+            EngineError::NotYourChallenge => "not_your_challenge",
+            EngineError::ChallengeExpired => "challenge_expired",
+            EngineError::DeadlineNotReached { .. } => "deadline_not_reached",
+            EngineError::NotLastMover => "not_last_mover",
+            EngineError::NotInPlay => "not_in_play",
+            EngineError::StaleSeq { .. } => "stale_seq",
+            EngineError::SeqAhead { .. } => "seq_ahead",
+            EngineError::OwnerOnly => "owner_only",
+            EngineError::ZeroAmount => "zero_amount",
+            EngineError::RematchUnavailable => "rematch_unavailable",
+            EngineError::RematchAlreadyOffered => "rematch_already_offered",
+            EngineError::IdempotencyKeyReused => "idempotency_key_reused",
+            EngineError::StakeTooLarge { .. } => "stake_too_large",
+            EngineError::NothingToCollect => "nothing_to_collect",
+            EngineError::AmountTooLarge => "amount_too_large",
+            EngineError::NoDeadline => "no_deadline",
+            EngineError::OpponentCannotAfford => "opponent_cannot_afford",
+            EngineError::ZeroAddress => "zero_address",
+        }
+    }
+}
+
+fn secs(ms: u64) -> u64 {
+    ms.div_ceil(1000)
+}
+
+impl fmt::Display for EngineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            EngineError::Move(e) => write!(f, "{e}"),
+            EngineError::UnknownMatch => f.write_str("no match has that id; check the id"),
+            EngineError::NotAPlayer => {
+                f.write_str("only the two players of this match may do that")
+            }
+            EngineError::AlreadyInMatch { match_id } => write!(
+                f,
+                "you already have an active match ({match_id}); finish, forfeit or cancel it first"
+            ),
+            EngineError::OpponentBusy => f.write_str(
+                "your opponent is in another match; try again when it has ended",
+            ),
+            EngineError::SelfPlay => f.write_str("you cannot play against yourself"),
+            EngineError::InsufficientBalance { needed, available } => write!(
+                f,
+                "this needs {needed} but your balance is {available}; lower the amount or get a deposit first"
+            ),
+            EngineError::WaitNotOver { remaining_ms } => write!(
+                f,
+                "a staked wait can be cancelled after the wait time; try again in {} s",
+                secs(remaining_ms)
+            ),
+            EngineError::NotWaiting => f.write_str(
+                "this match is not waiting for an opponent; forfeit it instead if it has started",
+            ),
+            EngineError::NotYourChallenge => {
+                f.write_str("this challenge is not yours to answer or withdraw")
+            }
+            EngineError::ChallengeExpired => {
+                f.write_str("this challenge has expired; ask for a new one")
+            }
+            EngineError::DeadlineNotReached { remaining_ms } => write!(
+                f,
+                "your opponent still has time to move; you can claim in {} s",
+                secs(remaining_ms)
+            ),
+            EngineError::NotLastMover => f.write_str(
+                "only the player who moved last can claim a timeout; it is your move",
+            ),
+            EngineError::NotInPlay => f.write_str(
+                "this match has not started; wait for an opponent or cancel the wait",
+            ),
+            EngineError::StaleSeq { expected } => write!(
+                f,
+                "that move is out of date: the board has moved on; the next move's seq is {expected}"
+            ),
+            EngineError::SeqAhead { expected } => write!(
+                f,
+                "that move's seq skips ahead; the next move's seq is {expected}"
+            ),
+            EngineError::OwnerOnly => f.write_str("only the owner may do that"),
+            EngineError::ZeroAmount => f.write_str("the amount must be more than zero"),
+            EngineError::RematchUnavailable => f.write_str(
+                "no rematch is possible: the match has not ended, was never played, or already has a rematch",
+            ),
+            EngineError::RematchAlreadyOffered => {
+                f.write_str("you already offered a rematch; wait for your opponent to accept")
+            }
+            EngineError::IdempotencyKeyReused => f.write_str(
+                "that idempotency key was used for a different command; use a new key",
+            ),
+            EngineError::StakeTooLarge { max } => {
+                write!(f, "the stake is above this table's limit of {max}")
+            }
+            EngineError::NothingToCollect => f.write_str("the reserve is empty"),
+            EngineError::AmountTooLarge => {
+                f.write_str("that amount is too large for a balance; use a smaller amount")
+            }
+            EngineError::NoDeadline => {
+                f.write_str("games against the computer have no move deadline")
+            }
+            EngineError::OpponentCannotAfford => f.write_str(
+                "your opponent's balance does not cover the stake; they need a deposit first",
+            ),
+            EngineError::ZeroAddress => {
+                f.write_str("the zero address is nobody; use a real player's address")
+            }
+        }
+    }
+}
+
+impl std::error::Error for EngineError {}

@@ -1,0 +1,292 @@
+//! Events: the facts the engine records. The state is a fold of them.
+
+use serde::{Deserialize, Serialize};
+use triad_rules::{Cell, CellSet, GameKind, Mark, Player};
+
+use crate::{Address, Command, IdempotencyKey, Level, MatchId, StartChoice};
+
+/// One of the two seats of a match.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Seat {
+    /// A person or an agent, by address.
+    Human(Address),
+    /// The built-in solver.
+    Computer(Level),
+}
+
+impl Seat {
+    /// The address, for a human seat.
+    #[must_use]
+    pub fn address(&self) -> Option<Address> {
+        match self {
+            Seat::Human(a) => Some(*a),
+            Seat::Computer(_) => None,
+        }
+    }
+}
+
+/// How a match came to be.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Origin {
+    /// Matched from the open queue.
+    Queue,
+    /// A direct challenge.
+    Challenge,
+    /// Against the computer.
+    Computer,
+    /// A rematch of an ended match.
+    Rematch {
+        /// The match it follows.
+        of: MatchId,
+    },
+}
+
+/// Why a match ended.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndReason {
+    /// A line of three (or an SOS) was formed.
+    Win,
+    /// The board filled with no line.
+    Draw,
+    /// A player gave up.
+    Forfeit,
+    /// The player to move was too slow; the last mover won.
+    Timeout,
+    /// The waiting player left the queue or withdrew the challenge.
+    Cancelled,
+    /// The challenged player declined.
+    Declined,
+    /// Nobody answered the challenge in time.
+    Expired,
+    /// The first move never came; everyone was refunded.
+    Aborted,
+}
+
+impl EndReason {
+    /// Whether the match was played (counts in the stats and the ratings when both seats
+    /// are human).
+    #[must_use]
+    pub fn was_played(self) -> bool {
+        matches!(
+            self,
+            EndReason::Win | EndReason::Draw | EndReason::Forfeit | EndReason::Timeout
+        )
+    }
+
+    /// The stable snake_case name.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            EndReason::Win => "win",
+            EndReason::Draw => "draw",
+            EndReason::Forfeit => "forfeit",
+            EndReason::Timeout => "timeout",
+            EndReason::Cancelled => "cancelled",
+            EndReason::Declined => "declined",
+            EndReason::Expired => "expired",
+            EndReason::Aborted => "aborted",
+        }
+    }
+}
+
+/// A ledger account. Money only moves between accounts, so the total never changes except
+/// through [`Account::Outside`] (deposits and withdrawals).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "id", rename_all = "snake_case")]
+pub enum Account {
+    /// The world outside Triad: the source of deposits and the sink of withdrawals.
+    Outside,
+    /// A player's spendable balance.
+    Player(Address),
+    /// A match's escrow: the stakes while it is undecided.
+    Escrow(MatchId),
+    /// The house reserve, collected by the owner.
+    Reserve,
+}
+
+/// Why money moved.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TransferReason {
+    /// The owner credited play money.
+    Deposit,
+    /// A player took money out.
+    Withdrawal,
+    /// A stake went into a match's escrow.
+    Stake,
+    /// A winner's or a tied player's payout.
+    Payout,
+    /// A stake returned (cancel, decline, expiry, abort).
+    Refund,
+    /// The house's share of a pot.
+    ReserveShare,
+    /// The owner collected the reserve.
+    Collect,
+}
+
+/// A double-entry transfer.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Transfer {
+    /// The account debited.
+    pub from: Account,
+    /// The account credited.
+    pub to: Account,
+    /// The amount in minor units, never zero.
+    pub amount: u64,
+    /// Why.
+    pub reason: TransferReason,
+}
+
+/// What happened.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EventKind {
+    /// A challenge was issued; the match waits for the opponent.
+    ChallengeIssued {
+        /// The new match.
+        match_id: MatchId,
+        /// Who challenged.
+        challenger: Address,
+        /// Who was challenged.
+        opponent: Address,
+        /// Which game.
+        game: GameKind,
+        /// Each player's stake.
+        stake: u64,
+        /// Who will move first.
+        first: StartChoice,
+        /// When the challenge lapses.
+        expires_at_ms: u64,
+    },
+    /// The challenged player accepted.
+    ChallengeAccepted {
+        /// The match.
+        match_id: MatchId,
+    },
+    /// The challenged player declined.
+    ChallengeDeclined {
+        /// The match.
+        match_id: MatchId,
+    },
+    /// Nobody answered in time.
+    ChallengeExpired {
+        /// The match.
+        match_id: MatchId,
+    },
+    /// A player joined the open queue and waits for an opponent.
+    Queued {
+        /// The new match.
+        match_id: MatchId,
+        /// Who waits.
+        player: Address,
+        /// Which game.
+        game: GameKind,
+        /// The stake.
+        stake: u64,
+    },
+    /// Both seats are filled; the first player is to move. For queue and challenge
+    /// matches the match already exists; for computer matches and rematches it is created
+    /// here.
+    GameStarted {
+        /// The match.
+        match_id: MatchId,
+        /// Which game.
+        game: GameKind,
+        /// Each player's stake.
+        stake: u64,
+        /// `[first, second]`: who moves first.
+        seats: [Seat; 2],
+        /// How the match came to be.
+        origin: Origin,
+    },
+    /// A mark was placed.
+    Moved {
+        /// The match.
+        match_id: MatchId,
+        /// The number of marks after the move.
+        seq: u8,
+        /// Which player moved.
+        player: Player,
+        /// Who sat there.
+        by: Seat,
+        /// Where.
+        cell: Cell,
+        /// What.
+        mark: Mark,
+    },
+    /// The match ended.
+    GameEnded {
+        /// The match.
+        match_id: MatchId,
+        /// Why.
+        reason: EndReason,
+        /// Who won, if anyone.
+        winner: Option<Player>,
+        /// Every cell of every winning line (empty unless `reason` is `Win`).
+        cells: CellSet,
+    },
+    /// A player offered a rematch.
+    RematchOffered {
+        /// The ended match.
+        match_id: MatchId,
+        /// Who offered.
+        by: Player,
+    },
+    /// Money moved.
+    Transferred {
+        /// The match it concerns, if any.
+        match_id: Option<MatchId>,
+        /// The transfer.
+        transfer: Transfer,
+    },
+}
+
+/// The record that a command with an idempotency key was applied: attached to the last
+/// event of the command's batch, so that a replay remembers the key too.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Applied {
+    /// Who sent the command.
+    pub actor: Address,
+    /// The key.
+    pub key: IdempotencyKey,
+    /// The command, to tell a resubmission from a reuse of the key for something else.
+    pub command: Command,
+    /// How many events the command made (this one is the last).
+    pub batch_len: u32,
+}
+
+/// An event with its global sequence number and time.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Event {
+    /// The global sequence number: 1, 2, 3, … with no gaps.
+    pub seq: u64,
+    /// When it happened (the command's `now_ms`, never earlier than the previous event).
+    pub at_ms: u64,
+    /// What happened.
+    pub kind: EventKind,
+    /// Set on the last event of a command that carried an idempotency key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applied: Option<Applied>,
+}
+
+impl Event {
+    /// The match the event concerns, if any.
+    #[must_use]
+    pub fn match_id(&self) -> Option<MatchId> {
+        match &self.kind {
+            EventKind::ChallengeIssued { match_id, .. }
+            | EventKind::ChallengeAccepted { match_id }
+            | EventKind::ChallengeDeclined { match_id }
+            | EventKind::ChallengeExpired { match_id }
+            | EventKind::Queued { match_id, .. }
+            | EventKind::GameStarted { match_id, .. }
+            | EventKind::Moved { match_id, .. }
+            | EventKind::GameEnded { match_id, .. }
+            | EventKind::RematchOffered { match_id, .. } => Some(*match_id),
+            EventKind::Transferred { match_id, .. } => *match_id,
+        }
+    }
+}

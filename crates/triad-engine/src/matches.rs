@@ -1,0 +1,212 @@
+//! A match: its seats, board, lifecycle and deadlines.
+
+use arrayvec::ArrayVec;
+use serde::{Deserialize, Serialize};
+use triad_rules::{AnyGame, CellSet, GameKind, Move, Player};
+
+use crate::{Address, Config, EndReason, MatchId, Origin, Seat, StartChoice};
+
+/// Where a match is in its life (seed 2's table states).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// One player waits: in the queue, or with an unanswered challenge.
+    Waiting,
+    /// Both seats are filled; the first move has not been made.
+    Ready,
+    /// At least one move has been made.
+    InProgress,
+    /// Over, for the reason in [`Match::result`].
+    Finished,
+}
+
+impl Phase {
+    /// The stable snake_case name.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Waiting => "waiting",
+            Phase::Ready => "ready",
+            Phase::InProgress => "in_progress",
+            Phase::Finished => "finished",
+        }
+    }
+}
+
+/// An open challenge's terms.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Challenge {
+    /// Who challenged.
+    pub challenger: Address,
+    /// Who was challenged; they must accept before anything starts.
+    pub opponent: Address,
+    /// Who will move first.
+    pub first: StartChoice,
+    /// When the challenge lapses.
+    pub expires_at_ms: u64,
+}
+
+/// How a match ended.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MatchResult {
+    /// Why.
+    pub reason: EndReason,
+    /// Who won, if anyone.
+    pub winner: Option<Player>,
+    /// Every cell of every winning line.
+    pub cells: CellSet,
+    /// When.
+    pub ended_ms: u64,
+}
+
+/// What a deadline does when it passes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeadlineKind {
+    /// The challenge expires; the challenger is refunded.
+    ChallengeExpires,
+    /// The first move never came: the match is aborted with full refunds.
+    Abort,
+    /// The player to move is too slow: the last mover may claim the win (or, with
+    /// automatic timeouts, wins at the deadline).
+    Timeout,
+}
+
+/// A pending deadline.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Deadline {
+    /// When.
+    pub at_ms: u64,
+    /// What happens then.
+    pub kind: DeadlineKind,
+}
+
+/// A match and everything about it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Match {
+    /// Its id.
+    pub id: MatchId,
+    /// How it came to be.
+    pub origin: Origin,
+    /// Each player's stake.
+    pub stake: u64,
+    /// Where it is in its life.
+    pub phase: Phase,
+    /// Who created it: the queue joiner, the challenger, or the human against the computer.
+    pub host: Address,
+    /// The challenge's terms, for challenge matches.
+    pub challenge: Option<Challenge>,
+    /// `[first, second]` once both seats are filled.
+    pub seats: Option<[Seat; 2]>,
+    /// The position.
+    pub position: AnyGame,
+    /// The moves so far; `moves[i]` made the board have `i + 1` marks.
+    pub moves: ArrayVec<Move, 9>,
+    /// When it was created.
+    pub created_ms: u64,
+    /// When it started, or the last move was made: the move deadline runs from here.
+    pub last_activity_ms: u64,
+    /// A standing rematch offer, by whom.
+    pub rematch_offer: Option<Player>,
+    /// The rematch made from this match.
+    pub rematch: Option<MatchId>,
+    /// How it ended, once it has.
+    pub result: Option<MatchResult>,
+}
+
+impl Match {
+    /// Which game.
+    #[must_use]
+    pub fn game(&self) -> GameKind {
+        self.position.kind()
+    }
+
+    /// The seat of `player`, once the match has started.
+    #[must_use]
+    pub fn seat(&self, player: Player) -> Option<Seat> {
+        self.seats.map(|s| s[player.index()])
+    }
+
+    /// Which player `address` is, once the match has started.
+    #[must_use]
+    pub fn player_of(&self, address: Address) -> Option<Player> {
+        let seats = self.seats?;
+        Player::BOTH
+            .into_iter()
+            .find(|p| seats[p.index()] == Seat::Human(address))
+    }
+
+    /// Whether `address` takes part: seated, or the waiting host.
+    #[must_use]
+    pub fn involves(&self, address: Address) -> bool {
+        match self.seats {
+            Some(_) => self.player_of(address).is_some(),
+            None => self.host == address,
+        }
+    }
+
+    /// The human addresses holding this match as their active match.
+    #[must_use]
+    pub fn participants(&self) -> ArrayVec<Address, 2> {
+        match self.seats {
+            Some(seats) => seats.iter().filter_map(Seat::address).collect(),
+            None => [self.host].into_iter().collect(),
+        }
+    }
+
+    /// Whether a seat is the computer.
+    #[must_use]
+    pub fn against_computer(&self) -> bool {
+        self.seats
+            .is_some_and(|s| s.iter().any(|seat| matches!(seat, Seat::Computer(_))))
+    }
+
+    /// The number of marks on the board: the `seq` of the last move.
+    #[must_use]
+    pub fn seq(&self) -> u8 {
+        self.moves.len() as u8
+    }
+
+    /// The player to move, while the match is in play.
+    #[must_use]
+    pub fn turn(&self) -> Option<Player> {
+        matches!(self.phase, Phase::Ready | Phase::InProgress).then(|| self.position.turn())
+    }
+
+    /// Seed 3's `getGameState()`: the 9-character board string.
+    #[must_use]
+    pub fn game_state(&self) -> String {
+        self.position.to_string()
+    }
+
+    /// The pending deadline, if any.
+    #[must_use]
+    pub fn deadline(&self, config: &Config) -> Option<Deadline> {
+        match self.phase {
+            Phase::Waiting => self.challenge.map(|c| Deadline {
+                at_ms: c.expires_at_ms,
+                kind: DeadlineKind::ChallengeExpires,
+            }),
+            _ if self.against_computer() => None,
+            Phase::Ready => Some(Deadline {
+                at_ms: self.last_activity_ms.saturating_add(config.move_timeout_ms),
+                kind: DeadlineKind::Abort,
+            }),
+            Phase::InProgress => Some(Deadline {
+                at_ms: self.last_activity_ms.saturating_add(config.move_timeout_ms),
+                kind: DeadlineKind::Timeout,
+            }),
+            Phase::Finished => None,
+        }
+    }
+
+    /// When the waiting host may cancel with a refund.
+    #[must_use]
+    pub fn cancel_allowed_at_ms(&self, config: &Config) -> u64 {
+        if self.stake == 0 {
+            self.created_ms
+        } else {
+            self.created_ms.saturating_add(config.wait_cancel_ms)
+        }
+    }
+}
