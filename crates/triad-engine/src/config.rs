@@ -93,6 +93,9 @@ pub struct Config {
     pub max_stake: u64,
     /// How long an idempotency key is remembered.
     pub idempotency_window_ms: u64,
+    /// How long a finished match stays in memory (for rematches and queries) before only
+    /// the event log holds it.
+    pub finished_retention_ms: u64,
 }
 
 impl Config {
@@ -110,6 +113,7 @@ impl Config {
             rematch_start: RematchStart::Random,
             max_stake: 1_000_000_000_000_000_000,
             idempotency_window_ms: 24 * 60 * 60 * 1000,
+            finished_retention_ms: 15 * 60 * 1000,
         }
     }
 }

@@ -104,6 +104,8 @@ pub struct Engine {
     stats: BTreeMap<Address, PlayerStats>,
     idempotency: BTreeMap<(Address, IdempotencyKey), IdempotencyEntry>,
     idempotency_order: VecDeque<(u64, Address, IdempotencyKey)>,
+    /// Finished matches by ending time, to drop them after the retention window.
+    finished_order: VecDeque<(u64, MatchId)>,
     #[serde(skip)]
     log: KeptLog,
 }
@@ -146,6 +148,7 @@ impl Engine {
             stats: BTreeMap::new(),
             idempotency: BTreeMap::new(),
             idempotency_order: VecDeque::new(),
+            finished_order: VecDeque::new(),
             log: KeptLog(None),
         }
     }
@@ -206,7 +209,8 @@ impl Engine {
         self.matches.get(&id)
     }
 
-    /// Every match, oldest first.
+    /// Every match in memory, oldest first: the live ones and those finished within
+    /// `finished_retention_ms` (older ones live only in the event log).
     pub fn matches(&self) -> impl Iterator<Item = &Match> {
         self.matches.values()
     }
@@ -501,7 +505,6 @@ impl Engine {
         let (c, o) = (Seat::Human(challenge.challenger), Seat::Human(actor));
         let seats = if challenger_first { [c, o] } else { [o, c] };
         self.emit(b, EventKind::ChallengeAccepted { match_id: id });
-        self.escrow(b, id, actor, stake);
         self.emit(
             b,
             EventKind::GameStarted {
@@ -512,6 +515,7 @@ impl Engine {
                 origin: Origin::Challenge,
             },
         );
+        self.escrow(b, id, actor, stake);
         Ok(())
     }
 
@@ -541,7 +545,6 @@ impl Engine {
                 // One active match per address keeps a player out of the queue twice, so
                 // the waiting player is never the joiner.
                 assert_ne!(host, actor, "a player is never matched with itself");
-                self.escrow(b, id, actor, stake);
                 self.emit(
                     b,
                     EventKind::GameStarted {
@@ -552,6 +555,7 @@ impl Engine {
                         origin: Origin::Queue,
                     },
                 );
+                self.escrow(b, id, actor, stake);
             }
             None => {
                 let match_id = self.new_match_id();
@@ -1113,6 +1117,7 @@ impl Engine {
             self.remember(event.seq, now, applied);
         }
         self.forget_old_keys(now);
+        self.forget_old_matches(now);
         if let Some(log) = &mut self.log.0 {
             log.push(event.clone());
         }
@@ -1184,6 +1189,7 @@ impl Engine {
             assert_eq!(removed, Some(id), "the ending frees every participant");
         }
         self.live.remove(&id);
+        self.finished_order.push_back((now, id));
         let m = &self.matches[&id];
         // The hall of fame and the ratings count played games between two people.
         if let (true, Some([Seat::Human(a), Seat::Human(b)])) = (reason.was_played(), m.seats) {
@@ -1210,6 +1216,22 @@ impl Engine {
         );
         self.idempotency_order
             .push_back((at_ms, applied.actor, applied.key));
+    }
+
+    /// Drops finished matches older than the retention window. Strictly older: a match
+    /// ended by the current command stays while the command settles it.
+    fn forget_old_matches(&mut self, now: u64) {
+        while let Some(&(ended_ms, id)) = self.finished_order.front() {
+            if ended_ms.saturating_add(self.config.finished_retention_ms) >= now {
+                break;
+            }
+            self.finished_order.pop_front();
+            let removed = self.matches.remove(&id);
+            assert!(
+                removed.is_some_and(|m| m.phase == Phase::Finished),
+                "only finished matches are forgotten"
+            );
+        }
     }
 
     fn forget_old_keys(&mut self, now: u64) {

@@ -1,0 +1,658 @@
+//! Seeded simulation: many players send random commands, valid and invalid, with random
+//! time steps; after every command an auditor checks the engine against an independent
+//! model of seed 3's rules.
+//!
+//! After every command the auditor checks that:
+//! - money is conserved (balances sum to deposits less withdrawals) and no account is
+//!   overdrawn;
+//! - no address is in more than one live match, and the engine's registry agrees;
+//! - every match that ended was paid exactly once, with exactly seed 3's amounts;
+//! - the hall of fame agrees with the endings;
+//! - a replay of the event log equals the live state (a shadow engine built only by
+//!   `Engine::apply` of the logged events, compared in full);
+//! - a refused command or a duplicate changed nothing (the shadow got no events).
+//!
+//! `TRIAD_SIM_SEED=N` picks the base seed, `TRIAD_SIM_COMMANDS=N` the commands per run
+//! (four runs; 250,000 each by default, 1,000,000 in all). A failure prints the seed and
+//! the command's index; the same seed reproduces it.
+
+use std::{
+    collections::{BTreeMap, HashMap},
+    panic::{AssertUnwindSafe, catch_unwind},
+};
+
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use triad_engine::{
+    Account, Address, Command, Config, EndReason, Engine, EngineError, Envelope, Event,
+    EventKind, IdempotencyKey, Level, MatchId, Phase, RematchStart, Seat, StartChoice,
+    TransferReason,
+};
+use triad_rules::{Cell, GameKind, Mark, Player};
+
+const PLAYERS: u8 = 12;
+const ETHER: u64 = 1_000_000_000_000_000_000;
+
+fn address(i: u8) -> Address {
+    let mut bytes = [0u8; 32];
+    bytes[31] = i + 1;
+    bytes[0] = 0xab;
+    Address::from_bytes(bytes)
+}
+
+fn owner() -> Address {
+    Address::from_bytes([0xee; 32])
+}
+
+fn base_seed() -> u64 {
+    std::env::var("TRIAD_SIM_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20_261_120)
+}
+
+fn commands_per_run() -> u64 {
+    std::env::var("TRIAD_SIM_COMMANDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(250_000)
+}
+
+/// The auditor's own record of a match, built from the events alone.
+#[derive(Clone, Debug)]
+struct ModelMatch {
+    stake: u64,
+    host: Address,
+    seats: Option<[Seat; 2]>,
+    escrowed: u64,
+    ended: bool,
+}
+
+impl ModelMatch {
+    fn humans(&self) -> Vec<Address> {
+        match self.seats {
+            Some(seats) => seats.iter().filter_map(Seat::address).collect(),
+            None => vec![self.host],
+        }
+    }
+}
+
+#[derive(Default)]
+struct Model {
+    matches: HashMap<MatchId, ModelMatch>,
+    /// (wins, games, draws)
+    stats: HashMap<Address, (u32, u32, u32)>,
+    deposited: u128,
+    withdrawn: u128,
+    next_seq: u64,
+}
+
+/// Seed 3's amounts, computed here independently of the engine's payout code: the winner
+/// gets 1.8 of a pot of 2 stakes, a tie refunds 0.9 of a stake each, a timeout pays 1.9 of
+/// the pot, a cancel refunds the stake; aborts, declines and expiries refund in full.
+fn expected_payouts(
+    m: &ModelMatch,
+    reason: EndReason,
+    winner: Option<Player>,
+) -> Vec<(Address, u64)> {
+    let pot = m.escrowed;
+    let winner_address = winner
+        .and_then(|w| m.seats.map(|s| s[w.index()]))
+        .and_then(|s| s.address());
+    let mut out = Vec::new();
+    match reason {
+        EndReason::Win | EndReason::Forfeit => {
+            if let Some(w) = winner_address {
+                out.push((w, (u128::from(pot) * 18 / 20) as u64));
+            }
+        }
+        EndReason::Timeout => {
+            if let Some(w) = winner_address {
+                out.push((w, (u128::from(pot) * 19 / 20) as u64));
+            }
+        }
+        EndReason::Draw => {
+            for h in m.humans() {
+                out.push((h, (u128::from(m.stake) * 9 / 10) as u64));
+            }
+        }
+        EndReason::Cancelled | EndReason::Declined | EndReason::Expired => {
+            out.push((m.host, m.stake));
+        }
+        EndReason::Aborted => {
+            for h in m.humans() {
+                out.push((h, m.stake));
+            }
+        }
+    }
+    out.retain(|(_, amount)| *amount > 0);
+    out.sort();
+    out
+}
+
+impl Model {
+    /// Checks one command's events against the model and updates it.
+    fn audit_batch(&mut self, events: &[Event], engine: &Engine) -> Result<(), String> {
+        let mut ended_now: Vec<(MatchId, Vec<(Address, u64)>)> = Vec::new();
+        let mut paid: BTreeMap<MatchId, Vec<(Address, u64)>> = BTreeMap::new();
+        let mut reserve_share: BTreeMap<MatchId, u64> = BTreeMap::new();
+        for e in events {
+            if e.seq != self.next_seq {
+                return Err(format!("event seq {} where {} was next", e.seq, self.next_seq));
+            }
+            self.next_seq += 1;
+            match e.kind {
+                EventKind::ChallengeIssued {
+                    match_id,
+                    challenger,
+                    opponent,
+                    stake,
+                    ..
+                } => {
+                    if challenger == opponent || opponent.is_zero() {
+                        return Err("challenge against oneself or nobody".into());
+                    }
+                    self.create(match_id, challenger, stake, None)?;
+                }
+                EventKind::Queued {
+                    match_id,
+                    player,
+                    stake,
+                    ..
+                } => self.create(match_id, player, stake, None)?,
+                EventKind::GameStarted {
+                    match_id,
+                    seats,
+                    stake,
+                    origin,
+                    ..
+                } => {
+                    if seats[0] == seats[1] {
+                        return Err(format!("match {match_id} pairs a player with itself"));
+                    }
+                    match self.matches.get_mut(&match_id) {
+                        Some(m) => {
+                            if m.seats.is_some() || m.ended {
+                                return Err(format!("match {match_id} started twice"));
+                            }
+                            if m.seats.is_none() && !seats.contains(&Seat::Human(m.host)) {
+                                return Err(format!("match {match_id} started without its host"));
+                            }
+                            if matches!(origin, triad_engine::Origin::Queue)
+                                && seats[0] != Seat::Human(m.host)
+                            {
+                                return Err(format!("match {match_id}: the earlier joiner must move first"));
+                            }
+                            m.seats = Some(seats);
+                        }
+                        None => {
+                            let host = seats.iter().find_map(Seat::address).ok_or("no human")?;
+                            self.create(match_id, host, stake, Some(seats))?;
+                        }
+                    }
+                }
+                EventKind::Transferred {
+                    match_id,
+                    transfer: t,
+                } => match (t.from, t.to) {
+                    (Account::Outside, Account::Player(_)) => self.deposited += u128::from(t.amount),
+                    (Account::Player(_), Account::Outside) => self.withdrawn += u128::from(t.amount),
+                    (Account::Player(p), Account::Escrow(m)) => {
+                        let mm = self.matches.get_mut(&m).ok_or("stake into unknown match")?;
+                        if mm.ended || t.amount != mm.stake || match_id != Some(m) {
+                            return Err(format!("bad stake transfer into match {m}"));
+                        }
+                        if !mm.humans().contains(&p) && mm.host != p {
+                            return Err(format!("{p:?} staked into match {m} they do not play"));
+                        }
+                        mm.escrowed += t.amount;
+                    }
+                    (Account::Escrow(m), Account::Player(p)) => {
+                        if !ended_now.iter().any(|(id, _)| *id == m) {
+                            return Err(format!("match {m} paid outside its ending"));
+                        }
+                        if p.is_zero() {
+                            return Err("paid to the zero address".into());
+                        }
+                        paid.entry(m).or_default().push((p, t.amount));
+                    }
+                    (Account::Escrow(m), Account::Reserve) => {
+                        if !ended_now.iter().any(|(id, _)| *id == m) {
+                            return Err(format!("match {m} paid outside its ending"));
+                        }
+                        *reserve_share.entry(m).or_default() += t.amount;
+                    }
+                    (Account::Reserve, Account::Player(p)) => {
+                        if p != owner() || t.reason != TransferReason::Collect {
+                            return Err("the reserve went to someone other than the owner".into());
+                        }
+                    }
+                    other => return Err(format!("unexpected transfer {other:?}")),
+                },
+                EventKind::GameEnded {
+                    match_id,
+                    reason,
+                    winner,
+                    ..
+                } => {
+                    let m = self.matches.get_mut(&match_id).ok_or("unknown match ended")?;
+                    if m.ended {
+                        return Err(format!("match {match_id} ended twice"));
+                    }
+                    m.ended = true;
+                    let m = m.clone();
+                    ended_now.push((match_id, expected_payouts(&m, reason, winner)));
+                    if let (true, Some([Seat::Human(a), Seat::Human(b)])) =
+                        (reason.was_played(), m.seats)
+                    {
+                        for (who, p) in [(a, Player::First), (b, Player::Second)] {
+                            let s = self.stats.entry(who).or_default();
+                            s.1 += 1;
+                            if winner == Some(p) {
+                                s.0 += 1;
+                            }
+                            if winner.is_none() {
+                                s.2 += 1;
+                            }
+                        }
+                    }
+                }
+                EventKind::Moved { match_id, by, .. } => {
+                    let m = self.matches.get(&match_id).ok_or("move in unknown match")?;
+                    if m.ended || !m.seats.is_some_and(|s| s.contains(&by)) {
+                        return Err(format!("move in match {match_id} by a non-player or after the end"));
+                    }
+                }
+                _ => {}
+            }
+        }
+        for (id, mut expected) in ended_now {
+            let mut got = paid.remove(&id).unwrap_or_default();
+            got.sort();
+            expected.sort();
+            if got != expected {
+                return Err(format!("match {id} paid {got:?}, seed 3 says {expected:?}"));
+            }
+            let m = &self.matches[&id];
+            let total: u64 = got.iter().map(|p| p.1).sum::<u64>() + reserve_share.get(&id).copied().unwrap_or(0);
+            if total != m.escrowed {
+                return Err(format!("match {id} settled {total} of an escrow of {}", m.escrowed));
+            }
+            if engine.ledger().balance(Account::Escrow(id)) != 0 {
+                return Err(format!("match {id} ended with money left in escrow"));
+            }
+        }
+        Ok(())
+    }
+
+    fn create(
+        &mut self,
+        id: MatchId,
+        host: Address,
+        stake: u64,
+        seats: Option<[Seat; 2]>,
+    ) -> Result<(), String> {
+        let previous = self.matches.insert(
+            id,
+            ModelMatch {
+                stake,
+                host,
+                seats,
+                escrowed: 0,
+                ended: false,
+            },
+        );
+        if previous.is_some() {
+            return Err(format!("match {id} created twice"));
+        }
+        Ok(())
+    }
+
+    /// The invariants that hold between commands.
+    fn audit_state(&self, engine: &Engine) -> Result<(), String> {
+        engine.ledger().audit()?;
+        let held = self.deposited - self.withdrawn;
+        if engine.ledger().total_held() != held {
+            return Err(format!(
+                "engine holds {} but deposits less withdrawals are {held}",
+                engine.ledger().total_held()
+            ));
+        }
+        let mut live_by_address: HashMap<Address, Vec<MatchId>> = HashMap::new();
+        for (id, m) in &self.matches {
+            if !m.ended {
+                for h in m.humans() {
+                    live_by_address.entry(h).or_default().push(*id);
+                }
+            }
+        }
+        for i in 0..PLAYERS {
+            let a = address(i);
+            let live = live_by_address.get(&a).cloned().unwrap_or_default();
+            if live.len() > 1 {
+                return Err(format!("{a:?} is in {} live matches: {live:?}", live.len()));
+            }
+            if engine.active_match(a) != live.first().copied() {
+                return Err(format!(
+                    "registry says {:?} for {a:?}, the events say {live:?}",
+                    engine.active_match(a)
+                ));
+            }
+            let s = engine.stats(a);
+            let (wins, games, draws) = self.stats.get(&a).copied().unwrap_or_default();
+            if (s.wins, s.games, s.draws) != (wins, games, draws) {
+                return Err(format!(
+                    "{a:?} has stats {}/{}/{} but the endings say {wins}/{games}/{draws}",
+                    s.wins, s.games, s.draws
+                ));
+            }
+            if s.wins > s.games {
+                return Err(format!("{a:?} won more games than played"));
+            }
+        }
+        for m in engine.live_matches() {
+            if m.phase == Phase::Finished {
+                return Err(format!("finished match {} counted live", m.id));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Makes a random command, valid more often than not.
+struct Generator {
+    rng: ChaCha8Rng,
+    now: u64,
+    previous: Option<Envelope>,
+}
+
+impl Generator {
+    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[self.rng.random_range(0..items.len())]
+    }
+
+    fn chance(&mut self, p: f64) -> bool {
+        self.rng.random_bool(p)
+    }
+
+    fn player(&mut self) -> Address {
+        address(self.rng.random_range(0..PLAYERS))
+    }
+
+    fn stake(&mut self) -> u64 {
+        self.pick(&[0, 0, 1_000, 10_000, ETHER / 1000, 123_457, u64::MAX / 3])
+    }
+
+    fn game(&mut self) -> GameKind {
+        self.pick(&GameKind::ALL)
+    }
+
+    fn some_match(&mut self, engine: &Engine, actor: Address) -> MatchId {
+        if let (Some(id), true) = (engine.active_match(actor), self.chance(0.85)) {
+            return id;
+        }
+        // A recent match (live or just finished), or now and then an id that does not exist.
+        let newest = engine.matches().map(|m| m.id.0).max().unwrap_or(1);
+        if self.chance(0.1) {
+            return MatchId(self.rng.random_range(0..newest + 5));
+        }
+        let recent: Vec<MatchId> = engine.matches().map(|m| m.id).collect();
+        if recent.is_empty() {
+            MatchId(1)
+        } else {
+            self.pick(&recent)
+        }
+    }
+
+    fn next(&mut self, engine: &Engine) -> Envelope {
+        // Time: mostly small steps, sometimes past a deadline, sometimes backwards.
+        let step = self.rng.random_range(0..100u32);
+        self.now = match step {
+            0..70 => self.now + self.rng.random_range(0..3_000),
+            70..90 => self.now + self.rng.random_range(3_000..30_000),
+            90..98 => self.now + self.rng.random_range(55_000..150_000),
+            _ => self.now.saturating_sub(self.rng.random_range(0..10_000)),
+        };
+        if let (Some(previous), true) = (self.previous.clone(), self.chance(0.03)) {
+            return Envelope {
+                now_ms: self.now,
+                ..previous
+            };
+        }
+        let actor = match self.rng.random_range(0..100u32) {
+            0..4 => owner(),
+            4..5 => Address::from_bytes([0x77; 32]),
+            _ => self.player(),
+        };
+        let command = self.command(engine, actor);
+        let mut envelope = Envelope::new(actor, self.now, command);
+        if self.chance(0.1) {
+            envelope = envelope.with_key(IdempotencyKey(self.rng.random_range(0..32)));
+        }
+        self.previous = Some(envelope.clone());
+        envelope
+    }
+
+    fn command(&mut self, engine: &Engine, actor: Address) -> Command {
+        let roll = self.rng.random_range(0..100u32);
+        match roll {
+            0..40 => {
+                let match_id = self.some_match(engine, actor);
+                let m = engine.match_(match_id);
+                let expected = m.map_or(1, |m| m.seq() + 1);
+                let seq = if self.chance(0.85) {
+                    expected
+                } else {
+                    self.rng.random_range(0..11)
+                };
+                let empty: Vec<u8> = m.map_or(vec![], |m| {
+                    m.position
+                        .board()
+                        .empty_cells()
+                        .iter()
+                        .map(Cell::index)
+                        .collect()
+                });
+                let cell = if !empty.is_empty() && self.chance(0.85) {
+                    self.pick(&empty)
+                } else {
+                    self.rng.random_range(0..12)
+                };
+                let mark = match m.map(|m| (m.game(), m.position.turn())) {
+                    Some((GameKind::TicTacToe, Player::First)) if self.chance(0.9) => Mark::X,
+                    Some((GameKind::TicTacToe, Player::Second)) if self.chance(0.9) => Mark::O,
+                    Some((GameKind::Sos, _)) if self.chance(0.95) => self.pick(&[Mark::S, Mark::O]),
+                    _ => self.pick(&[Mark::X, Mark::O, Mark::S]),
+                };
+                Command::Move {
+                    match_id,
+                    seq,
+                    cell,
+                    mark,
+                }
+            }
+            40..50 => Command::JoinQueue {
+                game: self.game(),
+                stake: self.stake(),
+            },
+            50..56 => {
+                let opponent = match self.rng.random_range(0..20u32) {
+                    0 => actor,
+                    1 => Address::ZERO,
+                    _ => self.player(),
+                };
+                Command::Challenge {
+                    opponent,
+                    game: self.game(),
+                    stake: self.stake(),
+                    first: self.pick(&[
+                        StartChoice::Challenger,
+                        StartChoice::Opponent,
+                        StartChoice::Random,
+                    ]),
+                }
+            }
+            56..62 => {
+                let incoming: Vec<MatchId> = engine.incoming_challenges(actor).map(|m| m.id).collect();
+                let match_id = if !incoming.is_empty() && self.chance(0.9) {
+                    self.pick(&incoming)
+                } else {
+                    self.some_match(engine, actor)
+                };
+                if self.chance(0.8) {
+                    Command::AcceptChallenge { match_id }
+                } else {
+                    Command::DeclineChallenge { match_id }
+                }
+            }
+            62..66 => Command::Cancel {
+                match_id: self.some_match(engine, actor),
+            },
+            66..69 => Command::PlayComputer {
+                game: self.game(),
+                level: self.pick(&[Level::Perfect, Level::Casual, Level::Random]),
+                side: self.pick(&Player::BOTH),
+            },
+            69..71 => Command::Forfeit {
+                match_id: self.some_match(engine, actor),
+            },
+            71..76 => Command::ClaimTimeout {
+                match_id: self.some_match(engine, actor),
+            },
+            76..79 => {
+                let ended: Vec<MatchId> = engine
+                    .matches()
+                    .filter(|m| m.phase == Phase::Finished && m.involves(actor))
+                    .map(|m| m.id)
+                    .collect();
+                let match_id = if !ended.is_empty() && self.chance(0.9) {
+                    self.pick(&ended)
+                } else {
+                    self.some_match(engine, actor)
+                };
+                Command::Rematch { match_id }
+            }
+            79..84 => Command::Deposit {
+                to: if self.chance(0.02) { Address::ZERO } else { self.player() },
+                amount: self.pick(&[0, 5_000, 50_000, ETHER / 100, ETHER, u64::MAX]),
+            },
+            84..86 => Command::Withdraw {
+                amount: self.pick(&[0, 1, 1_000, 40_000, ETHER]),
+            },
+            86..87 => Command::CollectReserve,
+            _ => Command::Tick,
+        }
+    }
+}
+
+fn run(seed: u64, automatic_timeouts: bool) {
+    let commands = commands_per_run();
+    println!(
+        "simulation seed {seed} ({commands} commands, automatic timeouts {automatic_timeouts}); \
+         reproduce with TRIAD_SIM_SEED={}",
+        base_seed()
+    );
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut config = Config::new(owner());
+    config.seed = seed;
+    config.automatic_timeouts = automatic_timeouts;
+    config.rematch_start = if rng.random_bool(0.5) {
+        RematchStart::Random
+    } else {
+        RematchStart::Alternate
+    };
+    config.finished_retention_ms = rng.random_range(1_000..120_000);
+    config.idempotency_window_ms = rng.random_range(1_000..300_000);
+    config.max_stake = ETHER;
+
+    let mut engine = Engine::new(config.clone());
+    let mut shadow = Engine::new(config);
+    let mut model = Model {
+        next_seq: 1,
+        ..Model::default()
+    };
+    let mut generator = Generator {
+        rng,
+        now: 1_700_000_000_000,
+        previous: None,
+    };
+    let mut tally: BTreeMap<&'static str, u64> = BTreeMap::new();
+    let mut refusals: BTreeMap<u16, u64> = BTreeMap::new();
+    let mut endings: BTreeMap<&'static str, u64> = BTreeMap::new();
+
+    for index in 0..commands {
+        let envelope = generator.next(&engine);
+        let outcome = catch_unwind(AssertUnwindSafe(|| engine.execute(&envelope)));
+        let fail = |what: String| -> ! {
+            panic!(
+                "simulation seed {seed}, command #{index} {envelope:?}: {what}\n\
+                 reproduce with TRIAD_SIM_SEED={}",
+                base_seed()
+            )
+        };
+        let result = outcome.unwrap_or_else(|_| fail("the engine panicked".into()));
+        *tally.entry(envelope.command.name()).or_default() += 1;
+        match &result {
+            Ok(receipt) => {
+                if let Err(e) = model.audit_batch(&receipt.events, &engine) {
+                    fail(e);
+                }
+                for event in &receipt.events {
+                    shadow.apply(event);
+                    if let EventKind::GameEnded { reason, .. } = event.kind {
+                        *endings.entry(reason.name()).or_default() += 1;
+                    }
+                }
+            }
+            Err(error) => {
+                let error: &EngineError = error;
+                if error.name().is_empty() || error.to_string().is_empty() {
+                    fail(format!("error {error:?} has no name or message"));
+                }
+                *refusals.entry(error.code()).or_default() += 1;
+            }
+        }
+        if let Err(e) = model.audit_state(&engine) {
+            fail(e);
+        }
+        if shadow != engine {
+            fail("the replay of the log differs from the live state".into());
+        }
+    }
+    println!("commands: {tally:?}");
+    println!("refusals by code: {refusals:?}");
+    println!("endings: {endings:?}");
+    println!(
+        "events: {}, deposited {}, reserve {}",
+        engine.next_seq() - 1,
+        engine.ledger().deposited(),
+        engine.reserve()
+    );
+    // The simulation must exercise the rules, not just bounce off errors.
+    for reason in ["win", "draw", "forfeit", "timeout", "cancelled", "declined", "aborted"] {
+        assert!(
+            endings.get(reason).copied().unwrap_or(0) > 0 || commands < 50_000,
+            "seed {seed}: no match ended by {reason}; the generator needs tuning"
+        );
+    }
+}
+
+#[test]
+fn simulation_claimed_timeouts() {
+    run(base_seed(), false);
+}
+
+#[test]
+fn simulation_automatic_timeouts() {
+    run(base_seed() + 1, true);
+}
+
+#[test]
+fn simulation_claimed_timeouts_second_seed() {
+    run(base_seed() + 2, false);
+}
+
+#[test]
+fn simulation_automatic_timeouts_second_seed() {
+    run(base_seed() + 3, true);
+}
