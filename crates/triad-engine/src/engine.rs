@@ -302,6 +302,66 @@ impl Engine {
             .min()
     }
 
+    /// Checks every invariant of the state, in O(state): money is conserved and no account
+    /// overdrawn; every escrow holds exactly the stakes of a live match; the registry of
+    /// active matches agrees with the matches (one per address); the queue holds only
+    /// waiting queue matches; nobody won more games than they played.
+    ///
+    /// # Errors
+    /// A description of the first broken invariant.
+    pub fn audit(&self) -> Result<(), String> {
+        self.ledger.audit()?;
+        for (&address, &id) in &self.active {
+            let m = self.matches.get(&id).ok_or(format!("{address:?} active in a forgotten match {id}"))?;
+            if !self.live.contains(&id) || !m.participants().contains(&address) {
+                return Err(format!("{address:?} registered in match {id}, which does not hold them"));
+            }
+        }
+        for &id in &self.live {
+            let m = self.matches.get(&id).ok_or(format!("live match {id} is missing"))?;
+            if m.phase == Phase::Finished || m.result.is_some() {
+                return Err(format!("live match {id} has finished"));
+            }
+            for address in m.participants() {
+                if self.active.get(&address) != Some(&id) {
+                    return Err(format!("match {id} holds {address:?}, the registry does not say so"));
+                }
+            }
+            let staked = match m.seats {
+                Some(seats) => seats.iter().filter(|s| s.address().is_some()).count() as u64,
+                None => 1,
+            };
+            let escrow = self.ledger.balance(Account::Escrow(id));
+            if escrow != m.stake * staked {
+                return Err(format!("match {id} escrows {escrow}, its stakes are {}", m.stake * staked));
+            }
+        }
+        for (account, _) in self.ledger.accounts() {
+            if let Account::Escrow(id) = account
+                && !self.live.contains(&id)
+            {
+                return Err(format!("money left in the escrow of match {id}, which is over"));
+            }
+        }
+        for (&(game, stake), queue) in &self.queue {
+            for id in queue {
+                let m = &self.matches[id];
+                let ok = m.phase == Phase::Waiting
+                    && m.origin == Origin::Queue
+                    && (m.game(), m.stake) == (game, stake);
+                if !ok {
+                    return Err(format!("match {id} is queued but not waiting there"));
+                }
+            }
+        }
+        for (address, s) in &self.stats {
+            if s.wins > s.games || s.draws > s.games {
+                return Err(format!("{address:?} won or drew more games than played"));
+            }
+        }
+        Ok(())
+    }
+
     // ----- commands ------------------------------------------------------------------
 
     /// Executes a command: validates it and either refuses it (nothing changes) or applies

@@ -310,7 +310,7 @@ impl Model {
 
     /// The invariants that hold between commands.
     fn audit_state(&self, engine: &Engine) -> Result<(), String> {
-        engine.ledger().audit()?;
+        engine.audit()?;
         let held = self.deposited - self.withdrawn;
         if engine.ledger().total_held() != held {
             return Err(format!(
