@@ -27,11 +27,32 @@ fn engine_with_matches(pairs: u32) -> (Engine, Vec<(MatchId, Address, Address)>)
     for p in 0..pairs {
         let (a, b) = (addr(2 * p), addr(2 * p + 1));
         for who in [a, b] {
-            run(&mut engine, owner, Command::Deposit { to: who, amount: 1_000_000 });
+            run(
+                &mut engine,
+                owner,
+                Command::Deposit {
+                    to: who,
+                    amount: 1_000_000,
+                },
+            );
         }
-        let queued = run(&mut engine, a, Command::JoinQueue { game: GameKind::TicTacToe, stake: 1_000 });
+        let queued = run(
+            &mut engine,
+            a,
+            Command::JoinQueue {
+                game: GameKind::TicTacToe,
+                stake: 1_000,
+            },
+        );
         let id = queued.events[0].match_id().unwrap();
-        run(&mut engine, b, Command::JoinQueue { game: GameKind::TicTacToe, stake: 1_000 });
+        run(
+            &mut engine,
+            b,
+            Command::JoinQueue {
+                game: GameKind::TicTacToe,
+                stake: 1_000,
+            },
+        );
         matches.push((id, a, b));
     }
     (engine, matches)
@@ -59,7 +80,12 @@ fn moves_across_1000_live_matches(bencher: Bencher) {
             for (i, &(cell, mark)) in GAME.iter().enumerate() {
                 for &(id, a, b) in &matches {
                     let who = if i % 2 == 0 { a } else { b };
-                    let command = Command::Move { match_id: id, seq: i as u8 + 1, cell, mark };
+                    let command = Command::Move {
+                        match_id: id,
+                        seq: i as u8 + 1,
+                        cell,
+                        mark,
+                    };
                     engine.execute(&Envelope::new(who, 2, command)).unwrap();
                 }
             }
@@ -72,7 +98,12 @@ fn moves_across_1000_live_matches(bencher: Bencher) {
 fn refused_move(bencher: Bencher) {
     let (mut engine, matches) = engine_with_matches(100);
     let (id, _, b) = matches[0];
-    let command = Command::Move { match_id: id, seq: 1, cell: 4, mark: Mark::O };
+    let command = Command::Move {
+        match_id: id,
+        seq: 1,
+        cell: 4,
+        mark: Mark::O,
+    };
     let envelope = Envelope::new(b, 2, command);
     bencher.bench_local(|| engine.execute(divan::black_box(&envelope)).unwrap_err());
 }

@@ -51,17 +51,47 @@ fn main() {
     // Players with balances and ratings exist before we start counting: the figure is
     // what one more live match costs.
     for p in 0..2 * PAIRS {
-        run(&mut engine, owner, Command::Deposit { to: addr(p), amount: 1_000_000 });
+        run(
+            &mut engine,
+            owner,
+            Command::Deposit {
+                to: addr(p),
+                amount: 1_000_000,
+            },
+        );
     }
     let before = LIVE.load(Ordering::Relaxed);
     for p in 0..PAIRS {
         let (a, b) = (addr(2 * p), addr(2 * p + 1));
-        run(&mut engine, a, Command::JoinQueue { game: GameKind::Sos, stake: 1_000 });
-        run(&mut engine, b, Command::JoinQueue { game: GameKind::Sos, stake: 1_000 });
+        run(
+            &mut engine,
+            a,
+            Command::JoinQueue {
+                game: GameKind::Sos,
+                stake: 1_000,
+            },
+        );
+        run(
+            &mut engine,
+            b,
+            Command::JoinQueue {
+                game: GameKind::Sos,
+                stake: 1_000,
+            },
+        );
         let id = engine.active_match(a).unwrap();
         // Three marks and no SOS yet: S in 0, S in 8, O in 1.
         for (seq, who, cell, mark) in [(1, a, 0, Mark::S), (2, b, 8, Mark::S), (3, a, 1, Mark::O)] {
-            run(&mut engine, who, Command::Move { match_id: id, seq, cell, mark });
+            run(
+                &mut engine,
+                who,
+                Command::Move {
+                    match_id: id,
+                    seq,
+                    cell,
+                    mark,
+                },
+            );
         }
     }
     let after = LIVE.load(Ordering::Relaxed);

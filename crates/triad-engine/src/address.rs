@@ -95,9 +95,7 @@ impl<'de> Deserialize<'de> for Address {
 }
 
 /// A match's id, assigned by the engine in creation order starting at 1.
-#[derive(
-    Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct MatchId(pub u64);
 
@@ -116,8 +114,6 @@ impl FromStr for MatchId {
 
 /// A client-chosen idempotency key: a command resubmitted with the same key by the same
 /// actor applies once.
-#[derive(
-    Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct IdempotencyKey(pub u128);

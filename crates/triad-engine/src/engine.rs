@@ -10,8 +10,8 @@ use triad_rules::{AnyGame, CellSet, GameKind, Move, Outcome, Player};
 use triad_solver::Strength;
 
 use crate::{
-    Account, Address, Applied, Challenge, Command, Config, EndReason, EngineError, Envelope,
-    Event, EventKind, IdempotencyKey, Ledger, Level, Match, MatchId, MatchResult, Origin, Phase,
+    Account, Address, Applied, Challenge, Command, Config, EndReason, EngineError, Envelope, Event,
+    EventKind, IdempotencyKey, Ledger, Level, Match, MatchId, MatchResult, Origin, Phase,
     PlayerStats, Seat, StartChoice, Transfer, TransferReason,
     config::{RematchStart, share},
     matches::DeadlineKind,
@@ -312,19 +312,29 @@ impl Engine {
     pub fn audit(&self) -> Result<(), String> {
         self.ledger.audit()?;
         for (&address, &id) in &self.active {
-            let m = self.matches.get(&id).ok_or(format!("{address:?} active in a forgotten match {id}"))?;
+            let m = self
+                .matches
+                .get(&id)
+                .ok_or(format!("{address:?} active in a forgotten match {id}"))?;
             if !self.live.contains(&id) || !m.participants().contains(&address) {
-                return Err(format!("{address:?} registered in match {id}, which does not hold them"));
+                return Err(format!(
+                    "{address:?} registered in match {id}, which does not hold them"
+                ));
             }
         }
         for &id in &self.live {
-            let m = self.matches.get(&id).ok_or(format!("live match {id} is missing"))?;
+            let m = self
+                .matches
+                .get(&id)
+                .ok_or(format!("live match {id} is missing"))?;
             if m.phase == Phase::Finished || m.result.is_some() {
                 return Err(format!("live match {id} has finished"));
             }
             for address in m.participants() {
                 if self.active.get(&address) != Some(&id) {
-                    return Err(format!("match {id} holds {address:?}, the registry does not say so"));
+                    return Err(format!(
+                        "match {id} holds {address:?}, the registry does not say so"
+                    ));
                 }
             }
             let staked = match m.seats {
@@ -333,14 +343,19 @@ impl Engine {
             };
             let escrow = self.ledger.balance(Account::Escrow(id));
             if escrow != m.stake * staked {
-                return Err(format!("match {id} escrows {escrow}, its stakes are {}", m.stake * staked));
+                return Err(format!(
+                    "match {id} escrows {escrow}, its stakes are {}",
+                    m.stake * staked
+                ));
             }
         }
         for (account, _) in self.ledger.accounts() {
             if let Account::Escrow(id) = account
                 && !self.live.contains(&id)
             {
-                return Err(format!("money left in the escrow of match {id}, which is over"));
+                return Err(format!(
+                    "money left in the escrow of match {id}, which is over"
+                ));
             }
         }
         for (&(game, stake), queue) in &self.queue {
@@ -374,7 +389,10 @@ impl Engine {
         let actor = envelope.actor;
         if let Some(key) = envelope.idempotency_key
             && let Some(entry) = self.idempotency.get(&(actor, key))
-            && entry.at_ms.saturating_add(self.config.idempotency_window_ms) > now
+            && entry
+                .at_ms
+                .saturating_add(self.config.idempotency_window_ms)
+                > now
         {
             if entry.command != envelope.command {
                 return Err(EngineError::IdempotencyKeyReused);
@@ -426,6 +444,11 @@ impl Engine {
         command: &Command,
         b: &mut Batch,
     ) -> Result<Option<Duplicate>, EngineError> {
+        // The zero address is nobody (seed 3's "no player", its tie's winner): it may not
+        // act, or `Win(0)` would be ambiguous. The clock's `Tick` may come from anyone.
+        if actor.is_zero() && *command != Command::Tick {
+            return Err(EngineError::ZeroAddress);
+        }
         match *command {
             Command::Challenge {
                 opponent,
@@ -535,7 +558,11 @@ impl Engine {
         Ok(())
     }
 
-    fn open_challenge(&self, actor: Address, id: MatchId) -> Result<(&Match, Challenge), EngineError> {
+    fn open_challenge(
+        &self,
+        actor: Address,
+        id: MatchId,
+    ) -> Result<(&Match, Challenge), EngineError> {
         let m = self.get(id)?;
         let Some(challenge) = m.challenge else {
             return Err(EngineError::NotYourChallenge);
@@ -544,7 +571,10 @@ impl Engine {
             return Err(EngineError::NotYourChallenge);
         }
         if m.phase != Phase::Waiting {
-            return Err(EngineError::NotWaiting);
+            return Err(match m.result {
+                Some(r) if r.reason == EndReason::Expired => EngineError::ChallengeExpired,
+                _ => EngineError::NotWaiting,
+            });
         }
         Ok((m, challenge))
     }
@@ -789,7 +819,13 @@ impl Engine {
 
     fn forfeit(&mut self, actor: Address, id: MatchId, b: &mut Batch) -> Result<(), EngineError> {
         let (_, player) = self.seated(actor, id)?;
-        self.finish(b, id, EndReason::Forfeit, Some(player.other()), CellSet::EMPTY);
+        self.finish(
+            b,
+            id,
+            EndReason::Forfeit,
+            Some(player.other()),
+            CellSet::EMPTY,
+        );
         Ok(())
     }
 
@@ -814,15 +850,23 @@ impl Engine {
             DeadlineKind::Timeout => {
                 self.finish(b, id, EndReason::Timeout, Some(player), CellSet::EMPTY);
             }
-            DeadlineKind::ChallengeExpires => unreachable!("a seated match has no challenge deadline"),
+            DeadlineKind::ChallengeExpires => {
+                unreachable!("a seated match has no challenge deadline")
+            }
         }
         Ok(())
     }
 
     fn rematch(&mut self, actor: Address, id: MatchId, b: &mut Batch) -> Result<(), EngineError> {
         let m = self.get(id)?;
-        let player = m.player_of(actor).ok_or(EngineError::NotAPlayer)?;
         let played = m.result.is_some_and(|r| r.reason.was_played());
+        // The host of a wait or challenge that never started (and the challenged player)
+        // took part: they learn there is no rematch, not that they are strangers.
+        let invited = m.challenge.is_some_and(|c| c.opponent == actor);
+        if !played && (m.involves(actor) || invited) {
+            return Err(EngineError::RematchUnavailable);
+        }
+        let player = m.player_of(actor).ok_or(EngineError::NotAPlayer)?;
         if !played || m.rematch.is_some() {
             return Err(EngineError::RematchUnavailable);
         }
@@ -833,7 +877,13 @@ impl Engine {
         let other = seats[player.other().index()];
         let computer = matches!(other, Seat::Computer(_));
         if !computer && m.rematch_offer.is_none() {
-            self.emit(b, EventKind::RematchOffered { match_id: id, by: player });
+            self.emit(
+                b,
+                EventKind::RematchOffered {
+                    match_id: id,
+                    by: player,
+                },
+            );
             return Ok(());
         }
         // The opponent offered (or is the computer, which always accepts): start it.
@@ -892,7 +942,14 @@ impl Engine {
         if !self.ledger.can_credit(Account::Player(to), amount) {
             return Err(EngineError::AmountTooLarge);
         }
-        self.transfer(b, None, Account::Outside, Account::Player(to), amount, TransferReason::Deposit);
+        self.transfer(
+            b,
+            None,
+            Account::Outside,
+            Account::Player(to),
+            amount,
+            TransferReason::Deposit,
+        );
         Ok(())
     }
 
@@ -907,7 +964,14 @@ impl Engine {
                 available,
             });
         }
-        self.transfer(b, None, Account::Player(actor), Account::Outside, amount, TransferReason::Withdrawal);
+        self.transfer(
+            b,
+            None,
+            Account::Player(actor),
+            Account::Outside,
+            amount,
+            TransferReason::Withdrawal,
+        );
         Ok(())
     }
 
@@ -919,10 +983,16 @@ impl Engine {
         if reserve == 0 {
             return Err(EngineError::NothingToCollect);
         }
-        if !self.ledger.can_credit(Account::Player(actor), reserve) {
-            return Err(EngineError::AmountTooLarge);
-        }
-        self.transfer(b, None, Account::Reserve, Account::Player(actor), reserve, TransferReason::Collect);
+        // No overflow check: the reserve is already held inside, and any balance plus the
+        // reserve is at most the total held, which fits in a u64.
+        self.transfer(
+            b,
+            None,
+            Account::Reserve,
+            Account::Player(actor),
+            reserve,
+            TransferReason::Collect,
+        );
         Ok(())
     }
 
@@ -991,7 +1061,14 @@ impl Engine {
     }
 
     fn escrow(&mut self, b: &mut Batch, id: MatchId, from: Address, stake: u64) {
-        self.transfer(b, Some(id), Account::Player(from), Account::Escrow(id), stake, TransferReason::Stake);
+        self.transfer(
+            b,
+            Some(id),
+            Account::Player(from),
+            Account::Escrow(id),
+            stake,
+            TransferReason::Stake,
+        );
     }
 
     /// Ends a match and settles its escrow by the payout rules.
@@ -1023,21 +1100,37 @@ impl Engine {
         match reason {
             EndReason::Win | EndReason::Forfeit => {
                 if let Some(w) = winner_address {
-                    pay.push((w, share(pot, payouts.win_bps_of_pot), TransferReason::Payout));
+                    pay.push((
+                        w,
+                        share(pot, payouts.win_bps_of_pot),
+                        TransferReason::Payout,
+                    ));
                 }
             }
             EndReason::Timeout => {
                 if let Some(w) = winner_address {
-                    pay.push((w, share(pot, payouts.timeout_bps_of_pot), TransferReason::Payout));
+                    pay.push((
+                        w,
+                        share(pot, payouts.timeout_bps_of_pot),
+                        TransferReason::Payout,
+                    ));
                 }
             }
             EndReason::Draw => {
                 for &h in &humans {
-                    pay.push((h, share(stake, payouts.draw_bps_of_stake), TransferReason::Payout));
+                    pay.push((
+                        h,
+                        share(stake, payouts.draw_bps_of_stake),
+                        TransferReason::Payout,
+                    ));
                 }
             }
             EndReason::Cancelled => {
-                pay.push((m.host, share(stake, payouts.cancel_bps_of_stake), TransferReason::Refund));
+                pay.push((
+                    m.host,
+                    share(stake, payouts.cancel_bps_of_stake),
+                    TransferReason::Refund,
+                ));
             }
             EndReason::Declined | EndReason::Expired | EndReason::Aborted => {
                 for &h in &humans {
@@ -1046,11 +1139,21 @@ impl Engine {
             }
         }
         let paid: u64 = pay.iter().map(|p| p.1).sum();
-        assert!(paid <= pot, "match {id} pays out {paid} from a pot of {pot}");
+        assert!(
+            paid <= pot,
+            "match {id} pays out {paid} from a pot of {pot}"
+        );
         for (to, amount, why) in pay {
             self.transfer(b, Some(id), escrow, Account::Player(to), amount, why);
         }
-        self.transfer(b, Some(id), escrow, Account::Reserve, pot - paid, TransferReason::ReserveShare);
+        self.transfer(
+            b,
+            Some(id),
+            escrow,
+            Account::Reserve,
+            pot - paid,
+            TransferReason::ReserveShare,
+        );
         assert_eq!(self.ledger.balance(escrow), 0, "match {id} settled in full");
     }
 
@@ -1064,7 +1167,10 @@ impl Engine {
     /// going backwards, a transfer that would overdraw an account, a move that breaks the
     /// rules): the log is corrupt.
     pub fn apply(&mut self, event: &Event) {
-        assert_eq!(event.seq, self.next_seq, "events apply in sequence, without gaps");
+        assert_eq!(
+            event.seq, self.next_seq,
+            "events apply in sequence, without gaps"
+        );
         assert!(event.at_ms >= self.clock_ms, "time does not go backwards");
         let now = event.at_ms;
         match &event.kind {
@@ -1098,7 +1204,10 @@ impl Engine {
                 stake,
             } => {
                 self.create(match_id, game, stake, player, Origin::Queue, now);
-                self.queue.entry((game, stake)).or_default().push_back(match_id);
+                self.queue
+                    .entry((game, stake))
+                    .or_default()
+                    .push_back(match_id);
             }
             &EventKind::GameStarted {
                 match_id,
@@ -1118,7 +1227,11 @@ impl Engine {
                 }
                 if origin == Origin::Queue {
                     let queue = self.queue.get_mut(&(game, stake)).expect("queued");
-                    assert_eq!(queue.pop_front(), Some(match_id), "the earliest joiner is matched");
+                    assert_eq!(
+                        queue.pop_front(),
+                        Some(match_id),
+                        "the earliest joiner is matched"
+                    );
                     if queue.is_empty() {
                         self.queue.remove(&(game, stake));
                     }

@@ -109,10 +109,15 @@ impl EngineError {
         EngineError::Move(MoveError::NotYourMark),
         EngineError::UnknownMatch,
         EngineError::NotAPlayer,
-        EngineError::AlreadyInMatch { match_id: MatchId(1) },
+        EngineError::AlreadyInMatch {
+            match_id: MatchId(1),
+        },
         EngineError::OpponentBusy,
         EngineError::SelfPlay,
-        EngineError::InsufficientBalance { needed: 2, available: 1 },
+        EngineError::InsufficientBalance {
+            needed: 2,
+            available: 1,
+        },
         EngineError::WaitNotOver { remaining_ms: 1 },
         EngineError::NotWaiting,
         EngineError::NotYourChallenge,

@@ -96,7 +96,10 @@ impl Ledger {
             (_, Account::Outside) => assert_eq!(touched_after + amount, touched_before),
             _ => assert_eq!(touched_after, touched_before),
         }
-        assert!(self.withdrawn <= self.deposited, "more withdrawn than deposited");
+        assert!(
+            self.withdrawn <= self.deposited,
+            "more withdrawn than deposited"
+        );
     }
 
     fn inside_sum(&self, t: &Transfer) -> u128 {

@@ -82,15 +82,15 @@ pub struct PlayerStats {
 }
 
 impl PlayerStats {
-    /// Counts one more game. Checked arithmetic: a counter never wraps; at `u32::MAX` it
-    /// stays there.
+    /// Counts one more game. Saturating arithmetic: a counter never wraps; at `u32::MAX`
+    /// it stays there.
     pub(crate) fn count(&mut self, won: bool, drew: bool) {
-        self.games = self.games.checked_add(1).unwrap_or(u32::MAX);
+        self.games = self.games.saturating_add(1);
         if won {
-            self.wins = self.wins.checked_add(1).unwrap_or(u32::MAX);
+            self.wins = self.wins.saturating_add(1);
         }
         if drew {
-            self.draws = self.draws.checked_add(1).unwrap_or(u32::MAX);
+            self.draws = self.draws.saturating_add(1);
         }
     }
 }

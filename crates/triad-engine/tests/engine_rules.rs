@@ -105,7 +105,14 @@ fn one_active_match_per_address_whatever_the_kind_of_match() {
         },
     ));
     assert_eq!(t.active(ALICE), Some(computer));
-    t.expect_err(ALICE, Command::JoinQueue { game: TTT, stake: 0 }, 102);
+    t.expect_err(
+        ALICE,
+        Command::JoinQueue {
+            game: TTT,
+            stake: 0,
+        },
+        102,
+    );
     let challenge = Command::Challenge {
         opponent: BOB,
         game: TTT,
@@ -149,7 +156,10 @@ fn challenge_escrows_the_challengers_stake_and_acceptance_the_opponents() {
             expires_at_ms,
             ..
         } => {
-            assert_eq!((challenger, opponent, game, stake), (ALICE, BOB, SOS, ETHER));
+            assert_eq!(
+                (challenger, opponent, game, stake),
+                (ALICE, BOB, SOS, ETHER)
+            );
             assert_eq!(first, StartChoice::Opponent);
             assert_eq!(expires_at_ms, CHALLENGE_TTL_MS, "ten minutes by default");
         }
@@ -159,7 +169,7 @@ fn challenge_escrows_the_challengers_stake_and_acceptance_the_opponents() {
     let r = t.ok(BOB, Command::AcceptChallenge { match_id: id });
     assert_eq!(
         kinds(&r.events),
-        ["challenge_accepted", "transferred", "game_started"]
+        ["challenge_accepted", "game_started", "transferred"]
     );
     assert_eq!(transfers(&r), vec![stake_in(id, BOB, ETHER)]);
     assert_eq!(started_seats(&r), [Seat::Human(BOB), Seat::Human(ALICE)]);
@@ -191,7 +201,10 @@ fn challenge_random_start_comes_from_the_seeded_generator() {
         t.mover(id)
     };
     let starters: Vec<Address> = (0..16).map(starter).collect();
-    assert!(starters.contains(&ALICE) && starters.contains(&BOB), "{starters:?}");
+    assert!(
+        starters.contains(&ALICE) && starters.contains(&BOB),
+        "{starters:?}"
+    );
     // The same seed, the same choice.
     for seed in 0..16 {
         assert_eq!(starter(seed), starters[seed as usize]);
@@ -210,7 +223,12 @@ fn declined_challenge_refunds_the_challenger_in_full() {
     );
     assert_eq!(
         transfers(&r),
-        vec![from_escrow(id, Account::Player(ALICE), ETHER, TransferReason::Refund)]
+        vec![from_escrow(
+            id,
+            Account::Player(ALICE),
+            ETHER,
+            TransferReason::Refund
+        )]
     );
     assert_eq!(t.result(id).reason, EndReason::Declined);
     t.assert_balances(&[(ALICE, ETHER), (BOB, 0)]);
@@ -237,7 +255,12 @@ fn challenge_expires_on_the_tick_after_ten_minutes_with_a_full_refund() {
     );
     assert_eq!(
         transfers(&r),
-        vec![from_escrow(id, Account::Player(ALICE), ETHER, TransferReason::Refund)]
+        vec![from_escrow(
+            id,
+            Account::Player(ALICE),
+            ETHER,
+            TransferReason::Refund
+        )]
     );
     assert_eq!(t.result(id).reason, EndReason::Expired);
     t.assert_balances(&[(ALICE, ETHER)]);
@@ -254,7 +277,11 @@ fn challenge_cannot_be_accepted_after_its_expiry_even_before_the_tick() {
     t.at(CHALLENGE_TTL_MS - 1);
     let mut early = t.engine.clone();
     early
-        .execute(&Envelope::new(BOB, t.now, Command::AcceptChallenge { match_id: id }))
+        .execute(&Envelope::new(
+            BOB,
+            t.now,
+            Command::AcceptChallenge { match_id: id },
+        ))
         .expect("a millisecond before expiry it can be accepted");
     t.at(CHALLENGE_TTL_MS);
     t.expect_err(BOB, Command::AcceptChallenge { match_id: id }, 109);
@@ -292,7 +319,12 @@ fn a_staked_challenge_can_be_withdrawn_after_the_wait_with_a_full_refund() {
     let r = t.ok(ALICE, Command::Cancel { match_id: id });
     assert_eq!(
         transfers(&r),
-        vec![from_escrow(id, Account::Player(ALICE), ETHER, TransferReason::Refund)]
+        vec![from_escrow(
+            id,
+            Account::Player(ALICE),
+            ETHER,
+            TransferReason::Refund
+        )]
     );
     t.assert_balances(&[(ALICE, ETHER)]);
 }
@@ -338,13 +370,25 @@ fn queue_first_waits_the_next_is_matched_the_earlier_joiner_moves_first() {
     let mut t = Table::new();
     t.fund(ALICE, ETHER);
     t.fund(BOB, ETHER);
-    let r = t.ok(BOB, Command::JoinQueue { game: SOS, stake: ETHER });
+    let r = t.ok(
+        BOB,
+        Command::JoinQueue {
+            game: SOS,
+            stake: ETHER,
+        },
+    );
     let id = match_id(&r);
     assert_eq!(kinds(&r.events), ["queued", "transferred"]);
     assert_eq!(t.engine.queue_len(SOS, ETHER), 1);
     assert_eq!(t.active(BOB), Some(id));
-    let r = t.ok(ALICE, Command::JoinQueue { game: SOS, stake: ETHER });
-    assert_eq!(kinds(&r.events), ["transferred", "game_started"]);
+    let r = t.ok(
+        ALICE,
+        Command::JoinQueue {
+            game: SOS,
+            stake: ETHER,
+        },
+    );
+    assert_eq!(kinds(&r.events), ["game_started", "transferred"]);
     assert_eq!(transfers(&r), vec![stake_in(id, ALICE, ETHER)]);
     assert_eq!(started_seats(&r), [Seat::Human(BOB), Seat::Human(ALICE)]);
     assert_eq!(t.mover(id), BOB, "Bob joined first");
@@ -360,7 +404,14 @@ fn queue_first_waits_the_next_is_matched_the_earlier_joiner_moves_first() {
 fn queue_never_matches_a_player_with_themselves() {
     let mut t = Table::new();
     let id = t.join(ALICE, TTT, 0);
-    let err = t.expect_err(ALICE, Command::JoinQueue { game: TTT, stake: 0 }, 102);
+    let err = t.expect_err(
+        ALICE,
+        Command::JoinQueue {
+            game: TTT,
+            stake: 0,
+        },
+        102,
+    );
     assert_eq!(err, EngineError::AlreadyInMatch { match_id: id });
     assert_eq!(t.engine.queue_len(TTT, 0), 1);
     assert_eq!(t.phase(id), Phase::Waiting);
@@ -442,9 +493,11 @@ fn against_the_computer_there_is_no_stake_and_it_replies_at_once() {
     assert_eq!(kinds(&r.events), ["game_started", "moved"]);
     assert_eq!(t.m(id).seq(), 1);
     assert_eq!(t.mover(id), ALICE);
-    assert!(transfers_of(t.engine.log_for_tests())
-        .iter()
-        .all(|x| x.reason == TransferReason::Deposit));
+    assert!(
+        transfers_of(t.engine.log_for_tests())
+            .iter()
+            .all(|x| x.reason == TransferReason::Deposit)
+    );
     t.assert_balances(&[(ALICE, ETHER)]);
 }
 
@@ -465,7 +518,14 @@ fn against_the_computer_no_deadline_and_no_stats() {
     assert_eq!(t.phase(id), Phase::Ready, "no abort against the computer");
     // Play it out: the perfect computer never loses.
     while t.phase(id) != Phase::Finished {
-        let cell = t.m(id).position.board().empty_cells().iter().next().unwrap();
+        let cell = t
+            .m(id)
+            .position
+            .board()
+            .empty_cells()
+            .iter()
+            .next()
+            .unwrap();
         t.mv(ALICE, id, cell.index(), Mark::X);
     }
     assert_ne!(t.result(id).winner, Some(Player::First));
@@ -487,7 +547,11 @@ fn rematch_against_the_computer_starts_at_once() {
     t.ok(ALICE, Command::Forfeit { match_id: id });
     let r = t.ok(ALICE, Command::Rematch { match_id: id });
     let next = match_id(&r);
-    assert_eq!(kinds(&r.events), ["game_started", "moved"], "the computer starts now");
+    assert_eq!(
+        kinds(&r.events),
+        ["game_started", "moved"],
+        "the computer starts now"
+    );
     assert_eq!(
         t.m(next).seats,
         Some([Seat::Computer(Level::Random), Seat::Human(ALICE)])
@@ -513,6 +577,31 @@ fn a_moves_seq_is_the_number_of_marks_after_it() {
 }
 
 #[test]
+fn a_repeated_move_against_the_computer_is_a_duplicate_too() {
+    let mut t = Table::new();
+    let id = match_id(&t.ok(
+        ALICE,
+        Command::PlayComputer {
+            game: SOS,
+            level: Level::Casual,
+            side: Player::First,
+        },
+    ));
+    let first = t.move_cmd(id, 4, Mark::O);
+    let r = t.ok(ALICE, first.clone());
+    assert_eq!(r.events.len(), 2, "the move and the computer's reply");
+    let again = t.ok(ALICE, first);
+    assert_eq!(
+        again.duplicate,
+        Some(Duplicate::Move {
+            match_id: id,
+            seq: 1
+        })
+    );
+    assert_eq!(t.m(id).seq(), 2);
+}
+
+#[test]
 fn a_repeated_move_returns_the_original_result_and_changes_nothing() {
     let mut t = Table::new();
     let id = t.queue_match(ALICE, BOB, TTT, 0);
@@ -526,12 +615,24 @@ fn a_repeated_move_returns_the_original_result_and_changes_nothing() {
     assert_eq!(r.duplicate, None);
     assert_eq!(r.events.len(), 1);
     let again = t.ok(ALICE, first.clone());
-    assert_eq!(again.duplicate, Some(Duplicate::Move { match_id: id, seq: 1 }));
+    assert_eq!(
+        again.duplicate,
+        Some(Duplicate::Move {
+            match_id: id,
+            seq: 1
+        })
+    );
     assert!(again.events.is_empty());
     t.mv(BOB, id, 0, Mark::O);
     // Still a duplicate after the board has moved on.
     let again = t.ok(ALICE, first);
-    assert_eq!(again.duplicate, Some(Duplicate::Move { match_id: id, seq: 1 }));
+    assert_eq!(
+        again.duplicate,
+        Some(Duplicate::Move {
+            match_id: id,
+            seq: 1
+        })
+    );
     let bobs = Command::Move {
         match_id: id,
         seq: 2,
@@ -539,7 +640,13 @@ fn a_repeated_move_returns_the_original_result_and_changes_nothing() {
         mark: Mark::O,
     };
     let again = t.ok(BOB, bobs.clone());
-    assert_eq!(again.duplicate, Some(Duplicate::Move { match_id: id, seq: 2 }));
+    assert_eq!(
+        again.duplicate,
+        Some(Duplicate::Move {
+            match_id: id,
+            seq: 2
+        })
+    );
     // The same content from the other player is not a repeat: it is stale.
     t.expect_err(ALICE, bobs, 113);
     assert_eq!(t.m(id).seq(), 2);
@@ -555,7 +662,13 @@ fn repeating_the_winning_move_after_the_end_is_a_duplicate() {
     let winning = t.move_cmd(id, 2, Mark::X);
     t.ok(ALICE, winning.clone());
     let again = t.ok(ALICE, winning);
-    assert_eq!(again.duplicate, Some(Duplicate::Move { match_id: id, seq: 5 }));
+    assert_eq!(
+        again.duplicate,
+        Some(Duplicate::Move {
+            match_id: id,
+            seq: 5
+        })
+    );
     t.assert_balances(&[(ALICE, tenths(18)), (BOB, 0)]);
     assert_eq!(t.record(ALICE), (1, 1), "paid and counted once");
     // A new move after the end is refused.
@@ -617,8 +730,18 @@ fn forfeit_at_any_time_in_play_the_opponent_wins_and_is_paid() {
     assert_eq!(
         transfers(&r),
         vec![
-            from_escrow(id, Account::Player(ALICE), tenths(18), TransferReason::Payout),
-            from_escrow(id, Account::Reserve, tenths(2), TransferReason::ReserveShare),
+            from_escrow(
+                id,
+                Account::Player(ALICE),
+                tenths(18),
+                TransferReason::Payout
+            ),
+            from_escrow(
+                id,
+                Account::Reserve,
+                tenths(2),
+                TransferReason::ReserveShare
+            ),
         ]
     );
     t.assert_balances(&[(ALICE, tenths(18)), (BOB, 0)]);
@@ -641,7 +764,13 @@ fn forfeit_only_in_play_and_only_by_a_player() {
     t.expect_err(CAROL, Command::Forfeit { match_id: waiting }, 101);
     t.ok(ALICE, Command::Forfeit { match_id: waiting });
     t.expect_err(BOB, Command::Forfeit { match_id: waiting }, 0);
-    t.expect_err(ALICE, Command::Forfeit { match_id: MatchId(99) }, 100);
+    t.expect_err(
+        ALICE,
+        Command::Forfeit {
+            match_id: MatchId(99),
+        },
+        100,
+    );
 }
 
 // ----- rematch ------------------------------------------------------------------------
@@ -664,7 +793,10 @@ fn rematch_offered_then_accepted_starts_the_same_game_and_stake() {
     assert_eq!(t.active(BOB), None, "an offer locks nobody");
     let r = t.ok(ALICE, Command::Rematch { match_id: id });
     let next = match_id(&r);
-    assert_eq!(kinds(&r.events), ["game_started", "transferred", "transferred"]);
+    assert_eq!(
+        kinds(&r.events),
+        ["game_started", "transferred", "transferred"]
+    );
     assert_eq!(
         transfers(&r),
         vec![stake_in(next, BOB, ETHER), stake_in(next, ALICE, ETHER)]
@@ -672,7 +804,11 @@ fn rematch_offered_then_accepted_starts_the_same_game_and_stake() {
     let m = t.m(next);
     assert_eq!((m.game(), m.stake), (SOS, ETHER));
     assert_eq!(m.origin, Origin::Rematch { of: id });
-    assert_eq!(m.seats, Some([Seat::Human(BOB), Seat::Human(ALICE)]), "alternated");
+    assert_eq!(
+        m.seats,
+        Some([Seat::Human(BOB), Seat::Human(ALICE)]),
+        "alternated"
+    );
     assert_eq!(t.m(id).rematch, Some(next));
     assert_eq!(t.m(id).rematch_offer, None);
     t.assert_balances(&[(ALICE, tenths(18)), (BOB, 0)]);
@@ -698,7 +834,10 @@ fn rematch_start_by_the_seeded_generator() {
         t.mover(next)
     };
     let starters: Vec<Address> = (0..16).map(starter).collect();
-    assert!(starters.contains(&ALICE) && starters.contains(&BOB), "{starters:?}");
+    assert!(
+        starters.contains(&ALICE) && starters.contains(&BOB),
+        "{starters:?}"
+    );
     assert_eq!(starter(3), starters[3]);
 }
 
@@ -720,7 +859,13 @@ fn rematch_is_refused_when_unavailable() {
     let (mut t2, aborted, _) = ending(EndReason::Aborted);
     t2.expect_err(ALICE, Command::Rematch { match_id: aborted }, 117);
     let (mut t3, cancelled, _) = ending(EndReason::Cancelled);
-    t3.expect_err(ALICE, Command::Rematch { match_id: cancelled }, 117);
+    t3.expect_err(
+        ALICE,
+        Command::Rematch {
+            match_id: cancelled,
+        },
+        117,
+    );
     let (mut t4, declined, _) = ending(EndReason::Declined);
     t4.expect_err(ALICE, Command::Rematch { match_id: declined }, 117);
     t4.expect_err(BOB, Command::Rematch { match_id: declined }, 117);
@@ -846,11 +991,30 @@ fn automatic_timeouts_fire_on_the_tick_at_the_deadline() {
 }
 
 #[test]
+fn automatic_timeouts_still_let_the_last_mover_claim_before_the_tick() {
+    let mut t = Table::with(|c| c.automatic_timeouts = true);
+    let id = t.queue_match(ALICE, BOB, TTT, 0);
+    t.play_ttt(id, &[4, 0]);
+    t.advance(MOVE_TIMEOUT_MS);
+    t.expect_err(ALICE, Command::ClaimTimeout { match_id: id }, 111);
+    let r = t.ok(BOB, Command::ClaimTimeout { match_id: id });
+    assert_eq!(ended(&r).unwrap().2, Some(Player::Second));
+    assert!(
+        t.ok(CAROL, Command::Tick).events.is_empty(),
+        "nothing left to fire"
+    );
+}
+
+#[test]
 fn without_automatic_timeouts_the_tick_leaves_a_slow_match_to_the_claim() {
     let mut t = Table::new();
     let id = t.queue_match(ALICE, BOB, TTT, 0);
     t.play_ttt(id, &[4]);
-    assert_eq!(t.engine.next_deadline_ms(), None, "nothing for the clock to do");
+    assert_eq!(
+        t.engine.next_deadline_ms(),
+        None,
+        "nothing for the clock to do"
+    );
     t.at(MOVE_TIMEOUT_MS * 100);
     assert!(t.ok(CAROL, Command::Tick).events.is_empty());
     assert_eq!(t.phase(id), Phase::InProgress);
@@ -909,12 +1073,20 @@ fn a_tick_ends_every_due_match_in_one_batch() {
     let r = t.ok(OWNER, Command::Tick);
     assert_eq!(
         kinds(&r.events),
-        ["challenge_expired", "game_ended", "game_ended", "game_ended"]
+        [
+            "challenge_expired",
+            "game_ended",
+            "game_ended",
+            "game_ended"
+        ]
     );
     assert_eq!(t.result(expiring).reason, EndReason::Expired);
     assert_eq!(t.result(aborting).reason, EndReason::Aborted);
     assert_eq!(t.result(slow).reason, EndReason::Timeout);
-    assert!(t.ok(OWNER, Command::Tick).events.is_empty(), "nothing is due twice");
+    assert!(
+        t.ok(OWNER, Command::Tick).events.is_empty(),
+        "nothing is due twice"
+    );
 }
 
 #[test]
@@ -931,7 +1103,12 @@ fn time_earlier_than_the_last_event_is_clamped_to_it() {
     // …and is judged at that time.
     t.at(0);
     let err = t.expect_err(ALICE, Command::Cancel { match_id: id }, 106);
-    assert_eq!(err, EngineError::WaitNotOver { remaining_ms: WAIT_CANCEL_MS });
+    assert_eq!(
+        err,
+        EngineError::WaitNotOver {
+            remaining_ms: WAIT_CANCEL_MS
+        }
+    );
     t.at(200_000 + WAIT_CANCEL_MS);
     t.ok(ALICE, Command::Cancel { match_id: id });
     // A claim sent with an earlier time is judged at the clock too.
@@ -939,12 +1116,18 @@ fn time_earlier_than_the_last_event_is_clamped_to_it() {
     t.play_ttt(id, &[4]);
     t.at(1);
     let err = t.expect_err(ALICE, Command::ClaimTimeout { match_id: id }, 110);
-    assert_eq!(err, EngineError::DeadlineNotReached { remaining_ms: MOVE_TIMEOUT_MS });
-    assert!(t
-        .engine
-        .log_for_tests()
-        .windows(2)
-        .all(|w| w[0].at_ms <= w[1].at_ms));
+    assert_eq!(
+        err,
+        EngineError::DeadlineNotReached {
+            remaining_ms: MOVE_TIMEOUT_MS
+        }
+    );
+    assert!(
+        t.engine
+            .log_for_tests()
+            .windows(2)
+            .all(|w| w[0].at_ms <= w[1].at_ms)
+    );
 }
 
 // ----- money --------------------------------------------------------------------------
@@ -952,7 +1135,13 @@ fn time_earlier_than_the_last_event_is_clamped_to_it() {
 #[test]
 fn the_owner_deposits_and_players_withdraw() {
     let mut t = Table::new();
-    let r = t.ok(OWNER, Command::Deposit { to: ALICE, amount: ETHER });
+    let r = t.ok(
+        OWNER,
+        Command::Deposit {
+            to: ALICE,
+            amount: ETHER,
+        },
+    );
     assert_eq!(
         transfers(&r),
         vec![Transfer {
@@ -963,7 +1152,14 @@ fn the_owner_deposits_and_players_withdraw() {
         }]
     );
     assert_eq!(r.events[0].match_id(), None);
-    t.expect_err(ALICE, Command::Deposit { to: ALICE, amount: 1 }, 115);
+    t.expect_err(
+        ALICE,
+        Command::Deposit {
+            to: ALICE,
+            amount: 1,
+        },
+        115,
+    );
     t.expect_err(ALICE, Command::Deposit { to: BOB, amount: 1 }, 115);
     let r = t.ok(ALICE, Command::Withdraw { amount: tenths(3) });
     assert_eq!(
@@ -1001,13 +1197,24 @@ fn money_is_double_entry_conserved_and_never_negative() {
     }
     let a = t.queue_match(ALICE, BOB, SOS, ETHER);
     let c = t.challenge_match(CAROL, DAVE, TTT, ETHER / 3);
-    let sum = |t: &Table| -> u128 { t.engine.ledger().accounts().map(|(_, b)| u128::from(b)).sum() };
+    let sum = |t: &Table| -> u128 {
+        t.engine
+            .ledger()
+            .accounts()
+            .map(|(_, b)| u128::from(b))
+            .sum()
+    };
     assert_eq!(sum(&t), 8 * u128::from(ETHER));
     t.play(a, &[(0, Mark::S), (1, Mark::O), (2, Mark::S)]);
     t.play_ttt(c, &[0, 1, 2, 4, 3, 5, 7, 6, 8]);
     assert_eq!(sum(&t), 8 * u128::from(ETHER));
     t.ok(OWNER, Command::CollectReserve);
-    t.ok(OWNER, Command::Withdraw { amount: t.balance(OWNER) });
+    t.ok(
+        OWNER,
+        Command::Withdraw {
+            amount: t.balance(OWNER),
+        },
+    );
     let ledger = t.engine.ledger();
     assert_eq!(sum(&t), ledger.total_held());
     assert_eq!(ledger.deposited() - ledger.withdrawn(), ledger.total_held());
@@ -1063,7 +1270,14 @@ fn odd_stakes_round_payouts_down_and_the_remainder_goes_to_the_reserve() {
 fn stakes_above_the_limit_are_refused() {
     let mut t = Table::with(|c| c.max_stake = 10);
     t.fund(ALICE, 100);
-    let err = t.expect_err(ALICE, Command::JoinQueue { game: TTT, stake: 11 }, 120);
+    let err = t.expect_err(
+        ALICE,
+        Command::JoinQueue {
+            game: TTT,
+            stake: 11,
+        },
+        120,
+    );
     assert_eq!(err, EngineError::StakeTooLarge { max: 10 });
     let challenge = Command::Challenge {
         opponent: BOB,
@@ -1088,7 +1302,14 @@ fn the_owner_collects_even_when_the_ledger_is_nearly_full() {
     // Fill the ledger to its limit.
     t.fund(CAROL, u64::MAX - 2 * ETHER);
     assert_eq!(t.engine.ledger().total_held(), u128::from(u64::MAX));
-    t.expect_err(OWNER, Command::Deposit { to: DAVE, amount: 1 }, 122);
+    t.expect_err(
+        OWNER,
+        Command::Deposit {
+            to: DAVE,
+            amount: 1,
+        },
+        122,
+    );
     t.ok(OWNER, Command::CollectReserve);
     t.assert_balances(&[(OWNER, tenths(2))]);
     t.assert_reserve(0);
@@ -1099,7 +1320,10 @@ fn the_owner_collects_even_when_the_ledger_is_nearly_full() {
 #[test]
 fn a_resubmitted_command_applies_once() {
     let mut t = Table::new();
-    let deposit = Command::Deposit { to: ALICE, amount: ETHER };
+    let deposit = Command::Deposit {
+        to: ALICE,
+        amount: ETHER,
+    };
     let first = t.run_keyed(OWNER, 7, deposit.clone()).unwrap();
     assert_eq!(first.duplicate, None);
     let again = t.run_keyed(OWNER, 7, deposit.clone()).unwrap();
@@ -1116,7 +1340,10 @@ fn a_resubmitted_command_applies_once() {
     // A command of several events: its whole batch is remembered.
     t.fund(BOB, ETHER);
     t.join(ALICE, SOS, ETHER);
-    let join = Command::JoinQueue { game: SOS, stake: ETHER };
+    let join = Command::JoinQueue {
+        game: SOS,
+        stake: ETHER,
+    };
     let first = t.run_keyed(BOB, 1, join.clone()).unwrap();
     assert_eq!(first.events.len(), 2);
     let again = t.run_keyed(BOB, 1, join).unwrap();
@@ -1137,17 +1364,33 @@ fn a_resubmitted_command_applies_once() {
     let mv = t.move_cmd(id, 4, Mark::O);
     let r = t.run_keyed(ALICE, 2, mv.clone()).unwrap();
     let again = t.run_keyed(ALICE, 2, mv).unwrap();
-    assert!(matches!(again.duplicate, Some(Duplicate::Command { first_seq, .. }) if first_seq == r.events[0].seq));
+    assert!(
+        matches!(again.duplicate, Some(Duplicate::Command { first_seq, .. }) if first_seq == r.events[0].seq)
+    );
     assert_eq!(t.m(id).seq(), 1);
 }
 
 #[test]
 fn reusing_a_key_for_a_different_command_is_refused_with_119() {
     let mut t = Table::new();
-    t.run_keyed(OWNER, 7, Command::Deposit { to: ALICE, amount: ETHER })
-        .unwrap();
+    t.run_keyed(
+        OWNER,
+        7,
+        Command::Deposit {
+            to: ALICE,
+            amount: ETHER,
+        },
+    )
+    .unwrap();
     let err = t
-        .run_keyed(OWNER, 7, Command::Deposit { to: ALICE, amount: 2 * ETHER })
+        .run_keyed(
+            OWNER,
+            7,
+            Command::Deposit {
+                to: ALICE,
+                amount: 2 * ETHER,
+            },
+        )
         .unwrap_err();
     assert_eq!(err.code(), 119);
     let err = t.run_keyed(OWNER, 7, Command::CollectReserve).unwrap_err();
@@ -1158,9 +1401,18 @@ fn reusing_a_key_for_a_different_command_is_refused_with_119() {
 #[test]
 fn idempotency_keys_belong_to_their_actor() {
     let mut t = Table::new();
-    t.run_keyed(OWNER, 7, Command::Deposit { to: ALICE, amount: ETHER })
+    t.run_keyed(
+        OWNER,
+        7,
+        Command::Deposit {
+            to: ALICE,
+            amount: ETHER,
+        },
+    )
+    .unwrap();
+    let r = t
+        .run_keyed(ALICE, 7, Command::Withdraw { amount: 1 })
         .unwrap();
-    let r = t.run_keyed(ALICE, 7, Command::Withdraw { amount: 1 }).unwrap();
     assert_eq!(r.duplicate, None);
     assert_eq!(t.balance(ALICE), ETHER - 1);
 }
@@ -1169,9 +1421,15 @@ fn idempotency_keys_belong_to_their_actor() {
 fn a_refused_command_does_not_use_up_its_key() {
     let mut t = Table::new();
     let withdraw = Command::Withdraw { amount: 5 };
-    assert_eq!(t.run_keyed(ALICE, 3, withdraw.clone()).unwrap_err().code(), 105);
+    assert_eq!(
+        t.run_keyed(ALICE, 3, withdraw.clone()).unwrap_err().code(),
+        105
+    );
     t.fund(ALICE, 5);
-    assert_eq!(t.run_keyed(ALICE, 3, withdraw.clone()).unwrap().duplicate, None);
+    assert_eq!(
+        t.run_keyed(ALICE, 3, withdraw.clone()).unwrap().duplicate,
+        None
+    );
     assert!(t.run_keyed(ALICE, 3, withdraw).unwrap().duplicate.is_some());
     assert_eq!(t.balance(ALICE), 0);
 }
@@ -1179,16 +1437,29 @@ fn a_refused_command_does_not_use_up_its_key() {
 #[test]
 fn idempotency_keys_are_forgotten_after_the_window() {
     let mut t = Table::with(|c| c.idempotency_window_ms = 1_000);
-    let deposit = Command::Deposit { to: ALICE, amount: 1 };
+    let deposit = Command::Deposit {
+        to: ALICE,
+        amount: 1,
+    };
     t.run_keyed(OWNER, 7, deposit.clone()).unwrap();
     t.at(999);
-    assert!(t.run_keyed(OWNER, 7, deposit.clone()).unwrap().duplicate.is_some());
+    assert!(
+        t.run_keyed(OWNER, 7, deposit.clone())
+            .unwrap()
+            .duplicate
+            .is_some()
+    );
     t.at(1_000);
-    assert_eq!(t.run_keyed(OWNER, 7, deposit.clone()).unwrap().duplicate, None);
+    assert_eq!(
+        t.run_keyed(OWNER, 7, deposit.clone()).unwrap().duplicate,
+        None
+    );
     assert_eq!(t.balance(ALICE), 2);
     // The key now stands for the second deposit; a different command may not reuse it.
     assert_eq!(
-        t.run_keyed(OWNER, 7, Command::CollectReserve).unwrap_err().code(),
+        t.run_keyed(OWNER, 7, Command::CollectReserve)
+            .unwrap_err()
+            .code(),
         119
     );
 }
@@ -1196,12 +1467,18 @@ fn idempotency_keys_are_forgotten_after_the_window() {
 #[test]
 fn idempotency_survives_a_replay() {
     let mut t = Table::new();
-    let deposit = Command::Deposit { to: ALICE, amount: ETHER };
+    let deposit = Command::Deposit {
+        to: ALICE,
+        amount: ETHER,
+    };
     t.run_keyed(OWNER, 7, deposit.clone()).unwrap();
     let mut replayed = Engine::replay(t.engine.config().clone(), t.engine.log_for_tests());
     let envelope = Envelope::new(OWNER, t.now, deposit).with_key(IdempotencyKey(7));
     let r = replayed.execute(&envelope).unwrap();
-    assert!(r.duplicate.is_some(), "the replayed engine remembers the key");
+    assert!(
+        r.duplicate.is_some(),
+        "the replayed engine remembers the key"
+    );
     assert_eq!(replayed.balance(ALICE), ETHER);
 }
 
@@ -1229,21 +1506,34 @@ fn stats_after_each_kind_of_ending() {
         assert_eq!(s(ALICE), alice, "Alice after {reason:?}");
         assert_eq!(s(BOB), bob, "Bob after {reason:?}");
         let rated = reason.was_played();
-        assert_eq!(t.engine.all_stats().count(), if rated { 2 } else { 0 }, "{reason:?}");
+        assert_eq!(
+            t.engine.all_stats().count(),
+            if rated { 2 } else { 0 },
+            "{reason:?}"
+        );
     }
 }
 
 #[test]
 fn glicko2_ratings_update_at_every_rated_ending() {
     let start = triad_engine::Rating::default();
-    assert_eq!((start.rating, start.deviation, start.volatility), (1500.0, 350.0, 0.06));
+    assert_eq!(
+        (start.rating, start.deviation, start.volatility),
+        (1500.0, 350.0, 0.06)
+    );
     for reason in ALL_ENDINGS {
         let (t, _, _) = ending(reason);
         let (a, b) = (t.stats(ALICE).rating, t.stats(BOB).rating);
         match reason {
             EndReason::Win | EndReason::Forfeit | EndReason::Timeout => {
-                assert!(a.rating > 1600.0 && b.rating < 1400.0, "{reason:?}: {a:?} {b:?}");
-                assert!((a.rating - 1500.0 - (1500.0 - b.rating)).abs() < 1e-6, "symmetric");
+                assert!(
+                    a.rating > 1600.0 && b.rating < 1400.0,
+                    "{reason:?}: {a:?} {b:?}"
+                );
+                assert!(
+                    (a.rating - 1500.0 - (1500.0 - b.rating)).abs() < 1e-6,
+                    "symmetric"
+                );
                 assert!(a.deviation < 350.0 && b.deviation < 350.0);
             }
             EndReason::Draw => {
@@ -1286,7 +1576,10 @@ fn leaderboards_by_rating_and_by_wins() {
         names(t.engine.leaderboard(Ranking::Wins, 10)),
         vec![ALICE, ERIN, CAROL, DAVE, FRANK, BOB]
     );
-    assert_eq!(names(t.engine.leaderboard(Ranking::Wins, 2)), vec![ALICE, ERIN]);
+    assert_eq!(
+        names(t.engine.leaderboard(Ranking::Wins, 2)),
+        vec![ALICE, ERIN]
+    );
     assert_eq!(t.engine.leaderboard(Ranking::Rating, 0), vec![]);
     let rows = t.engine.leaderboard(Ranking::Wins, 1);
     assert_eq!((rows[0].1.wins, rows[0].1.games), (2, 2));
@@ -1309,7 +1602,11 @@ fn events_have_a_global_gapless_seq_and_a_time() {
     t.play_ttt(a, &[4]);
     let log = t.engine.log_for_tests();
     let seqs: Vec<u64> = log.iter().map(|e| e.seq).collect();
-    assert_eq!(seqs, (1..=log.len() as u64).collect::<Vec<_>>(), "one sequence for all matches");
+    assert_eq!(
+        seqs,
+        (1..=log.len() as u64).collect::<Vec<_>>(),
+        "one sequence for all matches"
+    );
     let times: Vec<u64> = log.iter().map(|e| e.at_ms).collect();
     assert_eq!(times, vec![0, 10, 20, 30, 30, 30, 40]);
 }
@@ -1365,7 +1662,9 @@ fn every_event_kind_is_recorded() {
     let ended: Vec<(MatchId, EndReason)> = log
         .iter()
         .filter_map(|e| match e.kind {
-            EventKind::GameEnded { match_id, reason, .. } => Some((match_id, reason)),
+            EventKind::GameEnded {
+                match_id, reason, ..
+            } => Some((match_id, reason)),
             _ => None,
         })
         .collect();
@@ -1420,13 +1719,30 @@ fn a_refused_command_changes_nothing() {
         (ALICE, Command::ClaimTimeout { match_id: id }),
         (CAROL, Command::Forfeit { match_id: id }),
         (ALICE, Command::Rematch { match_id: id }),
-        (ALICE, Command::JoinQueue { game: SOS, stake: 0 }),
-        (CAROL, Command::JoinQueue { game: SOS, stake: 1 }),
+        (
+            ALICE,
+            Command::JoinQueue {
+                game: SOS,
+                stake: 0,
+            },
+        ),
+        (
+            CAROL,
+            Command::JoinQueue {
+                game: SOS,
+                stake: 1,
+            },
+        ),
     ];
     for (who, command) in refused {
         let shown = format!("{command:?}");
         let mut probe = t.engine.clone();
-        assert!(probe.execute(&Envelope::new(who, t.now + 1, command)).is_err(), "{shown}");
+        assert!(
+            probe
+                .execute(&Envelope::new(who, t.now + 1, command))
+                .is_err(),
+            "{shown}"
+        );
         assert_eq!(probe, before, "{shown} changed the state");
         assert_eq!(probe.log_for_tests().len(), log_len);
         assert_eq!(probe.clock_ms(), before.clock_ms(), "not even the clock");
@@ -1461,4 +1777,33 @@ fn a_replay_of_the_log_equals_the_engine_at_every_step() {
         ..t.engine.config().clone()
     };
     assert_ne!(Engine::replay(other, t.engine.log_for_tests()), t.engine);
+}
+
+// ----- retention ----------------------------------------------------------------------
+
+#[test]
+fn finished_matches_stay_queryable_for_the_retention_window_then_live_in_the_log() {
+    let mut t = Table::with(|c| c.finished_retention_ms = 1_000);
+    let id = t.queue_match(ALICE, BOB, TTT, 0);
+    t.ok(ALICE, Command::Forfeit { match_id: id });
+    t.at(1_000);
+    t.fund(CAROL, 1);
+    assert_eq!(
+        t.result(id).reason,
+        EndReason::Forfeit,
+        "still within the window"
+    );
+    t.ok(BOB, Command::Rematch { match_id: id });
+    t.at(1_001);
+    t.fund(CAROL, 1);
+    assert!(t.engine.match_(id).is_none(), "forgotten by the state");
+    assert!(
+        t.engine
+            .log_for_tests()
+            .iter()
+            .any(|e| e.match_id() == Some(id))
+    );
+    t.expect_err(ALICE, Command::Rematch { match_id: id }, 100);
+    // The stats stay.
+    assert_eq!(t.record(BOB), (1, 1));
 }

@@ -19,7 +19,14 @@ fn seed1_single_active_game_per_address() {
     assert_eq!(t.active(BOB), Some(id));
     // Neither may start another game of any kind while this one is active.
     for who in [ALICE, BOB] {
-        t.expect_err(who, Command::JoinQueue { game: TTT, stake: 0 }, 102);
+        t.expect_err(
+            who,
+            Command::JoinQueue {
+                game: TTT,
+                stake: 0,
+            },
+            102,
+        );
         let challenge = Command::Challenge {
             opponent: CAROL,
             game: TTT,
@@ -34,8 +41,18 @@ fn seed1_single_active_game_per_address() {
         };
         t.expect_err(who, computer, 102);
     }
-    let err = t.expect_err(ALICE, Command::JoinQueue { game: SOS, stake: 0 }, 102);
-    assert_eq!(err, triad_engine::EngineError::AlreadyInMatch { match_id: id });
+    let err = t.expect_err(
+        ALICE,
+        Command::JoinQueue {
+            game: SOS,
+            stake: 0,
+        },
+        102,
+    );
+    assert_eq!(
+        err,
+        triad_engine::EngineError::AlreadyInMatch { match_id: id }
+    );
 }
 
 #[test]
@@ -139,7 +156,11 @@ fn seed1_win_detection_every_row_column_and_diagonal_for_o() {
         let xs = xs.expect("three cells off the line that are not a line");
         let r = t.play_ttt(id, &[xs[0], a, xs[1], b, xs[2], c]);
         let (_, reason, winner, won) = ended(&r).expect("O completed a line");
-        assert_eq!((reason, winner), (EndReason::Win, Some(Player::Second)), "line {i}");
+        assert_eq!(
+            (reason, winner),
+            (EndReason::Win, Some(Player::Second)),
+            "line {i}"
+        );
         assert_eq!(won, cells(&[a, b, c]), "line {i}");
     }
 }
@@ -151,7 +172,10 @@ fn seed1_win_sets_winner_ends_the_game_and_frees_both_players() {
     t.play_ttt(id, &[0, 3, 1, 4, 2]);
     let result = t.result(id);
     assert_eq!(result.reason, EndReason::Win);
-    assert_eq!(t.m(id).seat(result.winner.unwrap()), Some(Seat::Human(ALICE)));
+    assert_eq!(
+        t.m(id).seat(result.winner.unwrap()),
+        Some(Seat::Human(ALICE))
+    );
     assert_eq!(t.phase(id), Phase::Finished);
     assert_eq!(t.m(id).game_state(), "XXXOO----");
     t.assert_free(ALICE);
@@ -215,14 +239,49 @@ fn seed1_regression_anyone_challenging_b_does_not_block_b() {
     assert_eq!(incoming, vec![from_alice, from_carol, from_dave]);
     t.assert_free(BOB);
     // Bob picks Carol's; the others stay open for later.
-    t.ok(BOB, Command::AcceptChallenge { match_id: from_carol });
+    t.ok(
+        BOB,
+        Command::AcceptChallenge {
+            match_id: from_carol,
+        },
+    );
     assert_eq!(t.active(BOB), Some(from_carol));
-    assert_eq!(t.mover(from_carol), BOB, "the challenger chose that Bob starts");
-    t.expect_err(BOB, Command::AcceptChallenge { match_id: from_alice }, 102);
-    t.ok(BOB, Command::Forfeit { match_id: from_carol });
-    t.ok(BOB, Command::AcceptChallenge { match_id: from_alice });
-    t.ok(BOB, Command::Forfeit { match_id: from_alice });
-    t.ok(BOB, Command::DeclineChallenge { match_id: from_dave });
+    assert_eq!(
+        t.mover(from_carol),
+        BOB,
+        "the challenger chose that Bob starts"
+    );
+    t.expect_err(
+        BOB,
+        Command::AcceptChallenge {
+            match_id: from_alice,
+        },
+        102,
+    );
+    t.ok(
+        BOB,
+        Command::Forfeit {
+            match_id: from_carol,
+        },
+    );
+    t.ok(
+        BOB,
+        Command::AcceptChallenge {
+            match_id: from_alice,
+        },
+    );
+    t.ok(
+        BOB,
+        Command::Forfeit {
+            match_id: from_alice,
+        },
+    );
+    t.ok(
+        BOB,
+        Command::DeclineChallenge {
+            match_id: from_dave,
+        },
+    );
     t.assert_free(BOB);
     for who in [ALICE, CAROL, DAVE] {
         t.assert_free(who);

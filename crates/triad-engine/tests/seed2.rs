@@ -99,9 +99,20 @@ fn seed2_players_alternate_and_the_move_count_grows() {
     let id = t.queue_match(ALICE, BOB, TTT, 0);
     for (i, cell) in [4u8, 0, 8].into_iter().enumerate() {
         let who = t.mover(id);
-        assert_eq!(who, if i % 2 == 0 { ALICE } else { BOB }, "getCurrentPlayer");
+        assert_eq!(
+            who,
+            if i % 2 == 0 { ALICE } else { BOB },
+            "getCurrentPlayer"
+        );
         let turn = t.m(id).turn().unwrap();
-        assert_eq!(turn, if i % 2 == 0 { Player::First } else { Player::Second });
+        assert_eq!(
+            turn,
+            if i % 2 == 0 {
+                Player::First
+            } else {
+                Player::Second
+            }
+        );
         t.play_ttt(id, &[cell]);
         assert_eq!(t.m(id).seq() as usize, i + 1, "moveCount");
     }
@@ -192,7 +203,10 @@ fn seed2_reset_is_a_rematch_with_a_seeded_random_starter() {
         assert_eq!(m.origin, Origin::Rematch { of: id });
         firsts.push(t.seat(next, Player::First));
     }
-    assert!(firsts.contains(&ALICE) && firsts.contains(&BOB), "{firsts:?}");
+    assert!(
+        firsts.contains(&ALICE) && firsts.contains(&BOB),
+        "{firsts:?}"
+    );
 }
 
 #[test]

@@ -41,7 +41,10 @@ fn seed3_play_first_waits_and_the_second_starts_the_game() {
     let mut t = Table::new();
     let id = t.join(ALICE, SOS, 0);
     assert_eq!(t.phase(id), Phase::Waiting);
-    assert_eq!(seed3_events(&t), vec![Seed3Event::StartGame(ALICE, Address::ZERO)]);
+    assert_eq!(
+        seed3_events(&t),
+        vec![Seed3Event::StartGame(ALICE, Address::ZERO)]
+    );
     assert_eq!(t.join(BOB, SOS, 0), id);
     assert_eq!(t.phase(id), Phase::Ready);
     assert_eq!(
@@ -60,7 +63,14 @@ fn seed3_a_player_cannot_play_against_themselves() {
     t.fund(ALICE, 2 * ETHER);
     let id = t.join(ALICE, SOS, ETHER);
     // Calling play() again does not match Alice with herself, nor take a second fee.
-    t.expect_err(ALICE, Command::JoinQueue { game: SOS, stake: ETHER }, 102);
+    t.expect_err(
+        ALICE,
+        Command::JoinQueue {
+            game: SOS,
+            stake: ETHER,
+        },
+        102,
+    );
     assert_eq!(t.balance(ALICE), ETHER);
     assert_eq!(t.engine.queue_len(SOS, ETHER), 1);
     assert_eq!(t.phase(id), Phase::Waiting);
@@ -70,7 +80,14 @@ fn seed3_a_player_cannot_play_against_themselves() {
 fn seed3_play_needs_the_fee_in_the_balance() {
     let mut t = Table::new();
     t.fund(ALICE, ETHER - 1);
-    let err = t.expect_err(ALICE, Command::JoinQueue { game: SOS, stake: ETHER }, 105);
+    let err = t.expect_err(
+        ALICE,
+        Command::JoinQueue {
+            game: SOS,
+            stake: ETHER,
+        },
+        105,
+    );
     assert_eq!(
         err,
         triad_engine::EngineError::InsufficientBalance {
@@ -123,8 +140,18 @@ fn seed3_winner_is_paid_1_8_ether_and_the_reserve_keeps_0_2() {
     assert_eq!(
         transfers(&r),
         vec![
-            from_escrow(id, Account::Player(ALICE), tenths(18), TransferReason::Payout),
-            from_escrow(id, Account::Reserve, tenths(2), TransferReason::ReserveShare),
+            from_escrow(
+                id,
+                Account::Player(ALICE),
+                tenths(18),
+                TransferReason::Payout
+            ),
+            from_escrow(
+                id,
+                Account::Reserve,
+                tenths(2),
+                TransferReason::ReserveShare
+            ),
         ]
     );
     t.assert_balances(&[(ALICE, 1_800_000_000_000_000_000), (BOB, 0)]);
@@ -142,12 +169,25 @@ fn seed3_tie_refunds_0_9_ether_each_and_the_reserve_keeps_0_2() {
     assert_eq!(
         transfers(&r),
         vec![
-            from_escrow(id, Account::Player(ALICE), tenths(9), TransferReason::Payout),
+            from_escrow(
+                id,
+                Account::Player(ALICE),
+                tenths(9),
+                TransferReason::Payout
+            ),
             from_escrow(id, Account::Player(BOB), tenths(9), TransferReason::Payout),
-            from_escrow(id, Account::Reserve, tenths(2), TransferReason::ReserveShare),
+            from_escrow(
+                id,
+                Account::Reserve,
+                tenths(2),
+                TransferReason::ReserveShare
+            ),
         ]
     );
-    t.assert_balances(&[(ALICE, 900_000_000_000_000_000), (BOB, 900_000_000_000_000_000)]);
+    t.assert_balances(&[
+        (ALICE, 900_000_000_000_000_000),
+        (BOB, 900_000_000_000_000_000),
+    ]);
     t.assert_reserve(200_000_000_000_000_000);
 }
 
@@ -157,7 +197,10 @@ fn seed3_regression_a_tie_emits_win_with_the_zero_address() {
     let (mut t, id) = staked_sos();
     let all_o: Vec<(u8, Mark)> = (0..9).map(|c| (c, Mark::O)).collect();
     t.play(id, &all_o);
-    assert_eq!(seed3_events(&t).last(), Some(&Seed3Event::Win(Address::ZERO)));
+    assert_eq!(
+        seed3_events(&t).last(),
+        Some(&Seed3Event::Win(Address::ZERO))
+    );
     // …and nobody is paid at the zero address for it.
     assert_eq!(t.balance(Address::ZERO), 0);
 }
@@ -213,19 +256,30 @@ fn seed3_cancel_after_two_minutes_refunds_the_full_ether() {
     let id = t.join(ALICE, SOS, ETHER);
     t.at(1_000 + WAIT_CANCEL_MS - 1);
     let err = t.expect_err(ALICE, Command::Cancel { match_id: id }, 106);
-    assert_eq!(err, triad_engine::EngineError::WaitNotOver { remaining_ms: 1 });
+    assert_eq!(
+        err,
+        triad_engine::EngineError::WaitNotOver { remaining_ms: 1 }
+    );
     t.at(1_000 + WAIT_CANCEL_MS);
     let r = t.ok(ALICE, Command::Cancel { match_id: id });
     assert_eq!(ended(&r).unwrap().1, EndReason::Cancelled);
     assert_eq!(
         transfers(&r),
-        vec![from_escrow(id, Account::Player(ALICE), ETHER, TransferReason::Refund)]
+        vec![from_escrow(
+            id,
+            Account::Player(ALICE),
+            ETHER,
+            TransferReason::Refund
+        )]
     );
     t.assert_balances(&[(ALICE, 1_000_000_000_000_000_000)]);
     t.assert_reserve(0);
     assert_eq!(t.engine.queue_len(SOS, ETHER), 0);
     // A cancel emits no seed-3 event (seed 3 defines none for it).
-    assert_eq!(seed3_events(&t), vec![Seed3Event::StartGame(ALICE, Address::ZERO)]);
+    assert_eq!(
+        seed3_events(&t),
+        vec![Seed3Event::StartGame(ALICE, Address::ZERO)]
+    );
     t.assert_free(ALICE);
 }
 
@@ -259,7 +313,10 @@ fn seed3_ur2slow_pays_1_9_ether_and_the_reserve_keeps_0_1() {
     t.mv(ALICE, id, 0, Mark::S);
     t.at(5_000 + MOVE_TIMEOUT_MS - 1);
     let err = t.expect_err(ALICE, Command::ClaimTimeout { match_id: id }, 110);
-    assert_eq!(err, triad_engine::EngineError::DeadlineNotReached { remaining_ms: 1 });
+    assert_eq!(
+        err,
+        triad_engine::EngineError::DeadlineNotReached { remaining_ms: 1 }
+    );
     t.at(5_000 + MOVE_TIMEOUT_MS);
     let r = t.ok(ALICE, Command::ClaimTimeout { match_id: id });
     let (_, reason, winner, _) = ended(&r).unwrap();
@@ -267,8 +324,18 @@ fn seed3_ur2slow_pays_1_9_ether_and_the_reserve_keeps_0_1() {
     assert_eq!(
         transfers(&r),
         vec![
-            from_escrow(id, Account::Player(ALICE), tenths(19), TransferReason::Payout),
-            from_escrow(id, Account::Reserve, tenths(1), TransferReason::ReserveShare),
+            from_escrow(
+                id,
+                Account::Player(ALICE),
+                tenths(19),
+                TransferReason::Payout
+            ),
+            from_escrow(
+                id,
+                Account::Reserve,
+                tenths(1),
+                TransferReason::ReserveShare
+            ),
         ]
     );
     t.assert_balances(&[(ALICE, 1_900_000_000_000_000_000), (BOB, 0)]);
@@ -319,10 +386,18 @@ fn seed3_regression_an_abort_pays_nobody_at_the_zero_address() {
             from_escrow(id, Account::Player(BOB), ETHER, TransferReason::Refund),
         ]
     );
-    assert!(!paid.iter().any(|p: &Transfer| p.to == Account::Player(Address::ZERO)));
+    assert!(
+        !paid
+            .iter()
+            .any(|p: &Transfer| p.to == Account::Player(Address::ZERO))
+    );
     t.assert_balances(&[(ALICE, ETHER), (BOB, ETHER), (Address::ZERO, 0)]);
     t.assert_reserve(0);
-    assert!(!seed3_events(&t).iter().any(|e| matches!(e, Seed3Event::Win(_))));
+    assert!(
+        !seed3_events(&t)
+            .iter()
+            .any(|e| matches!(e, Seed3Event::Win(_)))
+    );
     assert_eq!(t.record(ALICE), (0, 0));
     assert_eq!(t.record(BOB), (0, 0));
 }
@@ -398,4 +473,16 @@ fn seed3_hall_of_fame_counts_wins_and_games_as_u32() {
     let stats = t.stats(ALICE);
     let (wins, games): (u32, u32) = (stats.wins, stats.games);
     assert_eq!((wins, games), (1, 2));
+}
+
+/// Every decided ending of a seed-3 game emits `Win` with the winner's real address: a win,
+/// a ur2slow, and Triad's forfeit (the opponent wins).
+#[test]
+fn seed3_a_forfeit_emits_win_for_the_opponent() {
+    let (mut t, id) = staked_sos();
+    t.mv(ALICE, id, 4, Mark::O);
+    t.ok(ALICE, Command::Forfeit { match_id: id });
+    assert_eq!(seed3_events(&t).last(), Some(&Seed3Event::Win(BOB)));
+    t.assert_balances(&[(ALICE, 0), (BOB, tenths(18))]);
+    t.assert_reserve(tenths(2));
 }

@@ -24,9 +24,8 @@ use std::{
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use triad_engine::{
-    Account, Address, Command, Config, EndReason, Engine, EngineError, Envelope, Event,
-    EventKind, IdempotencyKey, Level, MatchId, Phase, RematchStart, Seat, StartChoice,
-    TransferReason,
+    Account, Address, Command, Config, EndReason, Engine, EngineError, Envelope, Event, EventKind,
+    IdempotencyKey, Level, MatchId, Phase, RematchStart, Seat, StartChoice, TransferReason,
 };
 use triad_rules::{Cell, GameKind, Mark, Player};
 
@@ -138,7 +137,10 @@ impl Model {
         let mut reserve_share: BTreeMap<MatchId, u64> = BTreeMap::new();
         for e in events {
             if e.seq != self.next_seq {
-                return Err(format!("event seq {} where {} was next", e.seq, self.next_seq));
+                return Err(format!(
+                    "event seq {} where {} was next",
+                    e.seq, self.next_seq
+                ));
             }
             self.next_seq += 1;
             match e.kind {
@@ -181,7 +183,9 @@ impl Model {
                             if matches!(origin, triad_engine::Origin::Queue)
                                 && seats[0] != Seat::Human(m.host)
                             {
-                                return Err(format!("match {match_id}: the earlier joiner must move first"));
+                                return Err(format!(
+                                    "match {match_id}: the earlier joiner must move first"
+                                ));
                             }
                             m.seats = Some(seats);
                         }
@@ -195,8 +199,12 @@ impl Model {
                     match_id,
                     transfer: t,
                 } => match (t.from, t.to) {
-                    (Account::Outside, Account::Player(_)) => self.deposited += u128::from(t.amount),
-                    (Account::Player(_), Account::Outside) => self.withdrawn += u128::from(t.amount),
+                    (Account::Outside, Account::Player(_)) => {
+                        self.deposited += u128::from(t.amount)
+                    }
+                    (Account::Player(_), Account::Outside) => {
+                        self.withdrawn += u128::from(t.amount)
+                    }
                     (Account::Player(p), Account::Escrow(m)) => {
                         let mm = self.matches.get_mut(&m).ok_or("stake into unknown match")?;
                         if mm.ended || t.amount != mm.stake || match_id != Some(m) {
@@ -235,7 +243,10 @@ impl Model {
                     winner,
                     ..
                 } => {
-                    let m = self.matches.get_mut(&match_id).ok_or("unknown match ended")?;
+                    let m = self
+                        .matches
+                        .get_mut(&match_id)
+                        .ok_or("unknown match ended")?;
                     if m.ended {
                         return Err(format!("match {match_id} ended twice"));
                     }
@@ -260,7 +271,9 @@ impl Model {
                 EventKind::Moved { match_id, by, .. } => {
                     let m = self.matches.get(&match_id).ok_or("move in unknown match")?;
                     if m.ended || !m.seats.is_some_and(|s| s.contains(&by)) {
-                        return Err(format!("move in match {match_id} by a non-player or after the end"));
+                        return Err(format!(
+                            "move in match {match_id} by a non-player or after the end"
+                        ));
                     }
                 }
                 _ => {}
@@ -274,9 +287,13 @@ impl Model {
                 return Err(format!("match {id} paid {got:?}, seed 3 says {expected:?}"));
             }
             let m = &self.matches[&id];
-            let total: u64 = got.iter().map(|p| p.1).sum::<u64>() + reserve_share.get(&id).copied().unwrap_or(0);
+            let total: u64 =
+                got.iter().map(|p| p.1).sum::<u64>() + reserve_share.get(&id).copied().unwrap_or(0);
             if total != m.escrowed {
-                return Err(format!("match {id} settled {total} of an escrow of {}", m.escrowed));
+                return Err(format!(
+                    "match {id} settled {total} of an escrow of {}",
+                    m.escrowed
+                ));
             }
             if engine.ledger().balance(Account::Escrow(id)) != 0 {
                 return Err(format!("match {id} ended with money left in escrow"));
@@ -493,7 +510,8 @@ impl Generator {
                 }
             }
             56..62 => {
-                let incoming: Vec<MatchId> = engine.incoming_challenges(actor).map(|m| m.id).collect();
+                let incoming: Vec<MatchId> =
+                    engine.incoming_challenges(actor).map(|m| m.id).collect();
                 let match_id = if !incoming.is_empty() && self.chance(0.9) {
                     self.pick(&incoming)
                 } else {
@@ -533,7 +551,11 @@ impl Generator {
                 Command::Rematch { match_id }
             }
             79..84 => Command::Deposit {
-                to: if self.chance(0.02) { Address::ZERO } else { self.player() },
+                to: if self.chance(0.02) {
+                    Address::ZERO
+                } else {
+                    self.player()
+                },
                 amount: self.pick(&[0, 5_000, 50_000, ETHER / 100, ETHER, u64::MAX]),
             },
             84..86 => Command::Withdraw {
@@ -629,7 +651,15 @@ fn run(seed: u64, automatic_timeouts: bool) {
         engine.reserve()
     );
     // The simulation must exercise the rules, not just bounce off errors.
-    for reason in ["win", "draw", "forfeit", "timeout", "cancelled", "declined", "aborted"] {
+    for reason in [
+        "win",
+        "draw",
+        "forfeit",
+        "timeout",
+        "cancelled",
+        "declined",
+        "aborted",
+    ] {
         assert!(
             endings.get(reason).copied().unwrap_or(0) > 0 || commands < 50_000,
             "seed {seed}: no match ended by {reason}; the generator needs tuning"

@@ -102,6 +102,11 @@ impl fmt::Display for MoveError {
 impl core::error::Error for MoveError {}
 
 /// Why a board cannot be read as a legal position.
+///
+/// When a board is wrong in several ways, the first reason in this order is reported:
+/// [`WrongLength`](PositionError::WrongLength), [`InvalidChar`](PositionError::InvalidChar)
+/// (left to right), [`MarkCounts`](PositionError::MarkCounts),
+/// [`TwoWinners`](PositionError::TwoWinners), [`PlayAfterEnd`](PositionError::PlayAfterEnd).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum PositionError {

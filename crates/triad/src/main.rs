@@ -1,1 +1,66 @@
-fn main() {}
+//! `triad`: play and analyse tic-tac-toe and SOS from the command line.
+//!
+//! One [`Cli`] parses the arguments into a [`Command`]; each subcommand lives in its own
+//! module under `cmd/` with an `Args` struct and a `run` function. To add one, add a module
+//! there and a variant here.
+
+mod cmd;
+
+use std::{io, process::ExitCode};
+
+use clap::{Parser, Subcommand};
+
+/// Tic-tac-toe and SOS: play in the terminal, or solve a game and export the table.
+#[derive(Debug, Parser)]
+#[command(name = "triad", version, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    Play(cmd::play::PlayArgs),
+    Solve(cmd::solve::SolveArgs),
+}
+
+impl Command {
+    fn run(self) -> anyhow::Result<ExitCode> {
+        match self {
+            Command::Play(args) => cmd::play::run(args),
+            Command::Solve(args) => cmd::solve::run(args).map(|()| ExitCode::SUCCESS),
+        }
+    }
+}
+
+/// Whether `error` comes from writing to a pipe whose reader has gone, as with
+/// `triad solve ... | head`: the reader has what it wanted, so that is no failure.
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error
+        .chain()
+        .filter_map(|cause| cause.downcast_ref::<io::Error>())
+        .any(|e| e.kind() == io::ErrorKind::BrokenPipe)
+}
+
+fn main() -> ExitCode {
+    match Cli::parse().command.run() {
+        Ok(code) => code,
+        Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("triad: error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::Cli;
+
+    #[test]
+    fn the_cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

@@ -14,9 +14,9 @@
 use std::collections::BTreeMap;
 
 use triad_engine::{
-    Account, Address, Command, Config, EndReason, Engine, EngineError, Envelope, Event,
-    EventKind, IdempotencyKey, Match, MatchId, MatchResult, Phase, PlayerStats, Receipt, Seat,
-    StartChoice, Transfer, TransferReason,
+    Account, Address, Command, Config, EndReason, Engine, EngineError, Envelope, Event, EventKind,
+    IdempotencyKey, Match, MatchId, MatchResult, Phase, PlayerStats, Receipt, Seat, StartChoice,
+    Transfer, TransferReason,
 };
 use triad_rules::{CellSet, GameKind, Mark, Player};
 
@@ -157,7 +157,11 @@ impl Table {
         let shown = format!("{command:?}");
         match self.run(who, command) {
             Ok(r) => r,
-            Err(e) => panic!("{shown} by {who:?} refused: {} ({}): {e}", e.code(), e.name()),
+            Err(e) => panic!(
+                "{shown} by {who:?} refused: {} ({}): {e}",
+                e.code(),
+                e.name()
+            ),
         }
     }
 
@@ -181,7 +185,9 @@ impl Table {
     }
 
     fn check_invariants(&self) {
-        self.engine.ledger().audit().expect("the ledger audits");
+        if let Err(e) = self.engine.audit() {
+            panic!("the engine fails its audit: {e}");
+        }
         let mut seen: BTreeMap<Address, MatchId> = BTreeMap::new();
         for m in self.engine.live_matches() {
             for a in m.participants() {
@@ -197,7 +203,11 @@ impl Table {
     pub fn check_replay(&self) {
         let log = self.engine.log_for_tests();
         for (i, e) in log.iter().enumerate() {
-            assert_eq!(e.seq, i as u64 + 1, "event seqs are 1, 2, 3, … without gaps");
+            assert_eq!(
+                e.seq,
+                i as u64 + 1,
+                "event seqs are 1, 2, 3, … without gaps"
+            );
         }
         assert!(
             log.windows(2).all(|w| w[0].at_ms <= w[1].at_ms),
@@ -205,8 +215,13 @@ impl Table {
         );
         assert_eq!(self.engine.next_seq(), log.len() as u64 + 1);
         let replayed = Engine::replay(self.engine.config().clone(), log);
-        assert_eq!(replayed, self.engine, "a replay of the log equals the engine");
-        self.engine.ledger().audit().expect("the ledger audits");
+        assert_eq!(
+            replayed, self.engine,
+            "a replay of the log equals the engine"
+        );
+        if let Err(e) = self.engine.audit() {
+            panic!("the engine fails its audit: {e}");
+        }
     }
 
     // ----- money ---------------------------------------------------------------------

@@ -1,0 +1,403 @@
+//! Every error a command can produce, by its stable numeric code: one scenario each, and a
+//! check that the scenarios cover every code the engine defines.
+//!
+//! Each scenario returns the errors it provoked; the harness has already checked that
+//! every refusal changed nothing.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use common::*;
+use triad_engine::{Address, Command, EngineError, Level, MatchId, StartChoice};
+use triad_rules::{Mark, MoveError, Player};
+
+macro_rules! code_tests {
+    ($($code:literal $name:ident $body:block)*) => {
+        $(
+            #[test]
+            fn $name() {
+                let errors: Vec<EngineError> = $body;
+                assert!(!errors.is_empty());
+                for e in errors {
+                    assert_eq!(e.code(), $code, "{e:?}");
+                    assert!(!e.name().is_empty() && !e.to_string().is_empty());
+                }
+            }
+        )*
+
+        #[test]
+        fn every_error_code_has_a_scenario() {
+            let tested: BTreeSet<u16> = [$($code),*].into_iter().collect();
+            let defined: BTreeSet<u16> = EngineError::ALL.iter().map(EngineError::code).collect();
+            assert_eq!(defined.len(), EngineError::ALL.len(), "codes are unique");
+            assert_eq!(tested, defined);
+        }
+    };
+}
+
+fn challenge(opponent: Address, stake: u64) -> Command {
+    Command::Challenge {
+        opponent,
+        game: TTT,
+        stake,
+        first: StartChoice::Challenger,
+    }
+}
+
+/// Every command that names a match.
+fn match_commands(id: MatchId) -> Vec<Command> {
+    vec![
+        Command::AcceptChallenge { match_id: id },
+        Command::DeclineChallenge { match_id: id },
+        Command::Cancel { match_id: id },
+        Command::Move {
+            match_id: id,
+            seq: 1,
+            cell: 0,
+            mark: Mark::X,
+        },
+        Command::Forfeit { match_id: id },
+        Command::ClaimTimeout { match_id: id },
+        Command::Rematch { match_id: id },
+    ]
+}
+
+code_tests! {
+    0 code_0_game_over {
+        let mut t = Table::new();
+        let id = t.queue_match(ALICE, BOB, TTT, 0);
+        t.play_ttt(id, &[0, 3, 1, 4, 2]);
+        let mv = t.move_cmd(id, 8, Mark::O);
+        let e = t.expect_err(BOB, mv, 0);
+        assert_eq!(e, EngineError::Move(MoveError::GameOver));
+        vec![
+            e,
+            t.expect_err(BOB, Command::Forfeit { match_id: id }, 0),
+            t.expect_err(ALICE, Command::ClaimTimeout { match_id: id }, 0),
+        ]
+    }
+
+    1 code_1_invalid_position {
+        let mut t = Table::new();
+        let id = t.queue_match(ALICE, BOB, SOS, 0);
+        let mv = t.move_cmd(id, 9, Mark::S);
+        vec![t.expect_err(ALICE, mv, 1)]
+    }
+
+    2 code_2_not_your_turn {
+        let mut t = Table::new();
+        let id = t.queue_match(ALICE, BOB, SOS, 0);
+        let mv = t.move_cmd(id, 0, Mark::S);
+        vec![t.expect_err(BOB, mv, 2)]
+    }
+
+    3 code_3_cell_occupied {
+        let mut t = Table::new();
+        let id = t.queue_match(ALICE, BOB, SOS, 0);
+        t.mv(ALICE, id, 0, Mark::S);
+        let mv = t.move_cmd(id, 0, Mark::O);
+        vec![t.expect_err(BOB, mv, 3)]
+    }
+
+    4 code_4_mark_not_in_game {
+        let mut t = Table::new();
+        let ttt = t.queue_match(ALICE, BOB, TTT, 0);
+        let s = t.move_cmd(ttt, 0, Mark::S);
+        let sos = t.queue_match(CAROL, DAVE, SOS, 0);
+        let x = t.move_cmd(sos, 0, Mark::X);
+        vec![t.expect_err(ALICE, s, 4), t.expect_err(CAROL, x, 4)]
+    }
+
+    5 code_5_not_your_mark {
+        let mut t = Table::new();
+        let id = t.queue_match(ALICE, BOB, TTT, 0);
+        let o = t.move_cmd(id, 0, Mark::O);
+        let e = t.expect_err(ALICE, o, 5);
+        t.mv(ALICE, id, 0, Mark::X);
+        let x = t.move_cmd(id, 1, Mark::X);
+        vec![e, t.expect_err(BOB, x, 5)]
+    }
+
+    100 code_100_unknown_match {
+        let mut t = Table::new();
+        t.join(ALICE, TTT, 0);
+        match_commands(MatchId(999))
+            .into_iter()
+            .map(|c| t.expect_err(ALICE, c, 100))
+            .collect()
+    }
+
+    101 code_101_not_a_player {
+        let mut t = Table::new();
+        let id = t.queue_match(ALICE, BOB, TTT, 0);
+        let waiting = t.join(DAVE, SOS, 0);
+        let mut errors = vec![
+            t.expect_err(CAROL, t.move_cmd(id, 0, Mark::X), 101),
+            t.expect_err(CAROL, Command::Forfeit { match_id: id }, 101),
+            t.expect_err(CAROL, Command::ClaimTimeout { match_id: id }, 101),
+            t.expect_err(CAROL, Command::Cancel { match_id: id }, 101),
+            t.expect_err(CAROL, Command::Cancel { match_id: waiting }, 101),
+            t.expect_err(CAROL, Command::Forfeit { match_id: waiting }, 101),
+        ];
+        t.ok(ALICE, Command::Forfeit { match_id: id });
+        errors.push(t.expect_err(CAROL, Command::Rematch { match_id: id }, 101));
+        errors
+    }
+
+    102 code_102_already_in_match {
+        let mut t = Table::new();
+        let id = t.join(ALICE, TTT, 0);
+        let other = t.challenge(BOB, ALICE, SOS, 0, StartChoice::Challenger);
+        let errors = vec![
+            t.expect_err(ALICE, Command::JoinQueue { game: SOS, stake: 0 }, 102),
+            t.expect_err(ALICE, challenge(CAROL, 0), 102),
+            t.expect_err(ALICE, Command::AcceptChallenge { match_id: other }, 102),
+            t.expect_err(
+                ALICE,
+                Command::PlayComputer { game: TTT, level: Level::Random, side: Player::First },
+                102,
+            ),
+        ];
+        for e in &errors {
+            assert_eq!(*e, EngineError::AlreadyInMatch { match_id: id });
+        }
+        errors
+    }
+
+    103 code_103_opponent_busy {
+        let mut t = Table::new();
+        let id = t.queue_match(ALICE, BOB, TTT, 0);
+        t.ok(ALICE, Command::Forfeit { match_id: id });
+        t.ok(ALICE, Command::Rematch { match_id: id });
+        t.join(ALICE, SOS, 0);
+        vec![t.expect_err(BOB, Command::Rematch { match_id: id }, 103)]
+    }
+
+    104 code_104_self_play {
+        let mut t = Table::new();
+        vec![t.expect_err(ALICE, challenge(ALICE, 0), 104)]
+    }
+
+    105 code_105_insufficient_balance {
+        let mut t = Table::new();
+        t.fund(ALICE, 10);
+        let id = t.challenge(ALICE, BOB, TTT, 10, StartChoice::Challenger);
+        vec![
+            t.expect_err(BOB, Command::JoinQueue { game: TTT, stake: 1 }, 105),
+            t.expect_err(BOB, challenge(CAROL, 1), 105),
+            t.expect_err(BOB, Command::AcceptChallenge { match_id: id }, 105),
+            t.expect_err(BOB, Command::Withdraw { amount: 1 }, 105),
+            t.expect_err(ALICE, Command::Withdraw { amount: 1 }, 105),
+        ]
+    }
+
+    106 code_106_wait_not_over {
+        let mut t = Table::new();
+        t.fund(ALICE, 1);
+        t.fund(BOB, 1);
+        let queued = t.join(ALICE, SOS, 1);
+        let challenged = t.challenge(BOB, CAROL, SOS, 1, StartChoice::Challenger);
+        t.at(WAIT_CANCEL_MS - 1);
+        let errors = vec![
+            t.expect_err(ALICE, Command::Cancel { match_id: queued }, 106),
+            t.expect_err(BOB, Command::Cancel { match_id: challenged }, 106),
+        ];
+        assert_eq!(errors[0], EngineError::WaitNotOver { remaining_ms: 1 });
+        errors
+    }
+
+    107 code_107_not_waiting {
+        let mut t = Table::new();
+        let id = t.challenge_match(ALICE, BOB, TTT, 0);
+        let declined = t.challenge(CAROL, DAVE, TTT, 0, StartChoice::Challenger);
+        t.ok(DAVE, Command::DeclineChallenge { match_id: declined });
+        vec![
+            t.expect_err(ALICE, Command::Cancel { match_id: id }, 107),
+            t.expect_err(BOB, Command::AcceptChallenge { match_id: id }, 107),
+            t.expect_err(BOB, Command::DeclineChallenge { match_id: id }, 107),
+            t.expect_err(DAVE, Command::AcceptChallenge { match_id: declined }, 107),
+            t.expect_err(CAROL, Command::Cancel { match_id: declined }, 107),
+        ]
+    }
+
+    108 code_108_not_your_challenge {
+        let mut t = Table::new();
+        let id = t.challenge(ALICE, BOB, TTT, 0, StartChoice::Challenger);
+        let queued = t.join(CAROL, TTT, 0);
+        vec![
+            t.expect_err(ALICE, Command::AcceptChallenge { match_id: id }, 108),
+            t.expect_err(DAVE, Command::AcceptChallenge { match_id: id }, 108),
+            t.expect_err(DAVE, Command::DeclineChallenge { match_id: id }, 108),
+            t.expect_err(BOB, Command::Cancel { match_id: id }, 108),
+            t.expect_err(DAVE, Command::AcceptChallenge { match_id: queued }, 108),
+        ]
+    }
+
+    109 code_109_challenge_expired {
+        let mut t = Table::new();
+        let id = t.challenge(ALICE, BOB, TTT, 0, StartChoice::Challenger);
+        t.at(CHALLENGE_TTL_MS);
+        let before_tick = t.expect_err(BOB, Command::AcceptChallenge { match_id: id }, 109);
+        t.ok(CAROL, Command::Tick);
+        let after_tick = t.expect_err(BOB, Command::AcceptChallenge { match_id: id }, 109);
+        vec![before_tick, after_tick]
+    }
+
+    110 code_110_deadline_not_reached {
+        let mut t = Table::new();
+        let id = t.queue_match(ALICE, BOB, TTT, 0);
+        let abort_early = t.expect_err(BOB, Command::ClaimTimeout { match_id: id }, 110);
+        assert_eq!(abort_early, EngineError::DeadlineNotReached { remaining_ms: MOVE_TIMEOUT_MS });
+        t.play_ttt(id, &[4]);
+        t.advance(MOVE_TIMEOUT_MS - 1);
+        vec![abort_early, t.expect_err(ALICE, Command::ClaimTimeout { match_id: id }, 110)]
+    }
+
+    111 code_111_not_last_mover {
+        let mut t = Table::new();
+        let id = t.queue_match(ALICE, BOB, TTT, 0);
+        t.play_ttt(id, &[4]);
+        t.advance(MOVE_TIMEOUT_MS);
+        vec![t.expect_err(BOB, Command::ClaimTimeout { match_id: id }, 111)]
+    }
+
+    112 code_112_not_in_play {
+        let mut t = Table::new();
+        let id = t.join(ALICE, TTT, 0);
+        let mv = t.move_cmd(id, 0, Mark::X);
+        vec![
+            t.expect_err(ALICE, mv, 112),
+            t.expect_err(ALICE, Command::Forfeit { match_id: id }, 112),
+            t.expect_err(ALICE, Command::ClaimTimeout { match_id: id }, 112),
+        ]
+    }
+
+    113 code_113_stale_seq {
+        let mut t = Table::new();
+        let id = t.queue_match(ALICE, BOB, TTT, 0);
+        t.play_ttt(id, &[4, 0]);
+        let stale = Command::Move { match_id: id, seq: 2, cell: 8, mark: Mark::X };
+        let e = t.expect_err(ALICE, stale, 113);
+        assert_eq!(e, EngineError::StaleSeq { expected: 3 });
+        assert_eq!(e.name(), "stale_seq");
+        vec![e]
+    }
+
+    114 code_114_seq_ahead {
+        let mut t = Table::new();
+        let id = t.queue_match(ALICE, BOB, TTT, 0);
+        let ahead = Command::Move { match_id: id, seq: 2, cell: 8, mark: Mark::X };
+        let e = t.expect_err(ALICE, ahead, 114);
+        assert_eq!(e, EngineError::SeqAhead { expected: 1 });
+        assert_eq!(e.name(), "seq_ahead");
+        vec![e]
+    }
+
+    115 code_115_owner_only {
+        let mut t = Table::new();
+        vec![
+            t.expect_err(ALICE, Command::Deposit { to: ALICE, amount: 1 }, 115),
+            t.expect_err(ALICE, Command::CollectReserve, 115),
+        ]
+    }
+
+    116 code_116_zero_amount {
+        let mut t = Table::new();
+        t.fund(ALICE, 1);
+        vec![
+            t.expect_err(OWNER, Command::Deposit { to: ALICE, amount: 0 }, 116),
+            t.expect_err(ALICE, Command::Withdraw { amount: 0 }, 116),
+        ]
+    }
+
+    117 code_117_rematch_unavailable {
+        let mut t = Table::new();
+        let id = t.queue_match(ALICE, BOB, TTT, 0);
+        let in_play = t.expect_err(ALICE, Command::Rematch { match_id: id }, 117);
+        t.advance(MOVE_TIMEOUT_MS);
+        t.ok(ALICE, Command::ClaimTimeout { match_id: id });
+        let aborted = t.expect_err(ALICE, Command::Rematch { match_id: id }, 117);
+        let cancelled = t.join(CAROL, TTT, 0);
+        t.ok(CAROL, Command::Cancel { match_id: cancelled });
+        let cancelled = t.expect_err(CAROL, Command::Rematch { match_id: cancelled }, 117);
+        vec![in_play, aborted, cancelled]
+    }
+
+    118 code_118_rematch_already_offered {
+        let mut t = Table::new();
+        let id = t.queue_match(ALICE, BOB, TTT, 0);
+        t.ok(ALICE, Command::Forfeit { match_id: id });
+        t.ok(BOB, Command::Rematch { match_id: id });
+        vec![t.expect_err(BOB, Command::Rematch { match_id: id }, 118)]
+    }
+
+    119 code_119_idempotency_key_reused {
+        let mut t = Table::new();
+        t.run_keyed(OWNER, 1, Command::Deposit { to: ALICE, amount: 5 }).unwrap();
+        let e = t.run_keyed(OWNER, 1, Command::Deposit { to: ALICE, amount: 6 }).unwrap_err();
+        assert_eq!(t.balance(ALICE), 5);
+        vec![e]
+    }
+
+    120 code_120_stake_too_large {
+        let mut t = Table::new();
+        t.fund(ALICE, 2 * ETHER);
+        let e = t.expect_err(ALICE, Command::JoinQueue { game: SOS, stake: ETHER + 1 }, 120);
+        assert_eq!(e, EngineError::StakeTooLarge { max: ETHER });
+        vec![e, t.expect_err(ALICE, challenge(BOB, ETHER + 1), 120)]
+    }
+
+    121 code_121_nothing_to_collect {
+        let mut t = Table::new();
+        vec![t.expect_err(OWNER, Command::CollectReserve, 121)]
+    }
+
+    122 code_122_amount_too_large {
+        let mut t = Table::new();
+        t.fund(ALICE, u64::MAX);
+        vec![
+            t.expect_err(OWNER, Command::Deposit { to: ALICE, amount: 1 }, 122),
+            t.expect_err(OWNER, Command::Deposit { to: BOB, amount: 1 }, 122),
+        ]
+    }
+
+    123 code_123_no_deadline {
+        let mut t = Table::new();
+        let id = match_id(&t.ok(
+            ALICE,
+            Command::PlayComputer { game: SOS, level: Level::Perfect, side: Player::First },
+        ));
+        t.advance(MOVE_TIMEOUT_MS * 10);
+        vec![t.expect_err(ALICE, Command::ClaimTimeout { match_id: id }, 123)]
+    }
+
+    124 code_124_opponent_cannot_afford {
+        let mut t = Table::new();
+        t.fund(ALICE, 10);
+        t.fund(BOB, 10);
+        let id = t.queue_match(ALICE, BOB, TTT, 10);
+        t.ok(BOB, Command::Forfeit { match_id: id });
+        t.ok(ALICE, Command::Rematch { match_id: id });
+        t.ok(ALICE, Command::Withdraw { amount: 18 });
+        t.fund(BOB, 10);
+        vec![t.expect_err(BOB, Command::Rematch { match_id: id }, 124)]
+    }
+
+    125 code_125_zero_address {
+        let mut t = Table::new();
+        let zero = Address::ZERO;
+        let id = t.join(ALICE, TTT, 0);
+        vec![
+            t.expect_err(ALICE, challenge(zero, 0), 125),
+            t.expect_err(OWNER, Command::Deposit { to: zero, amount: 1 }, 125),
+            // The zero address is nobody: it cannot act either.
+            t.expect_err(zero, Command::JoinQueue { game: TTT, stake: 0 }, 125),
+            t.expect_err(zero, Command::PlayComputer { game: TTT, level: Level::Random, side: Player::First }, 125),
+            t.expect_err(zero, challenge(ALICE, 0), 125),
+        ]
+        .into_iter()
+        .chain(match_commands(id).into_iter().map(|c| t.expect_err(zero, c, 125)))
+        .collect()
+    }
+}

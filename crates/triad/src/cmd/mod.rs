@@ -1,0 +1,40 @@
+//! The subcommands, one module each, and the argument types they share.
+
+pub(crate) mod play;
+pub(crate) mod solve;
+
+use clap::ValueEnum;
+use triad_rules::GameKind;
+
+/// The `--game` argument.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub(crate) enum GameArg {
+    /// Tic-tac-toe: X and O, three in a row wins.
+    #[default]
+    #[value(name = "tic-tac-toe", alias = "ttt")]
+    TicTacToe,
+    /// SOS: each player places S or O; whoever spells S-O-S in a line wins.
+    Sos,
+}
+
+impl From<GameArg> for GameKind {
+    fn from(game: GameArg) -> GameKind {
+        match game {
+            GameArg::TicTacToe => GameKind::TicTacToe,
+            GameArg::Sos => GameKind::Sos,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn game_names_match_the_rules() {
+        for game in GameArg::value_variants() {
+            let name = game.to_possible_value().unwrap();
+            assert_eq!(name.get_name(), GameKind::from(*game).name());
+        }
+    }
+}
