@@ -33,6 +33,17 @@ pub fn address_of(public_key: &VerifyingKey) -> [u8; 32] {
     hasher.finalize().into()
 }
 
+/// BLAKE2b-256 of `bytes`, the hash behind addresses. The server also uses it to keep only
+/// digests of login tokens and idempotency keys.
+///
+/// ```
+/// assert_eq!(triad_identity::hash256(b"").len(), 32);
+/// ```
+#[must_use]
+pub fn hash256(bytes: &[u8]) -> [u8; 32] {
+    Blake2b::<U32>::digest(bytes).into()
+}
+
 /// `0x` followed by the 64 lowercase hex digits of `address`: the form Sui wallets,
 /// explorers and the Triad API show.
 pub fn format_address(address: &[u8; 32]) -> String {

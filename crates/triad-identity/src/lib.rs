@@ -121,7 +121,9 @@ pub mod wire;
 
 pub use ed25519_dalek::{Signature, SigningKey, VerifyingKey};
 
-pub use crate::address::{ED25519_FLAG, address_of, address_string, format_address, parse_address};
+pub use crate::address::{
+    ED25519_FLAG, address_of, address_string, format_address, hash256, parse_address,
+};
 pub use crate::error::{AuthError, KeyFileError};
 pub use crate::keyfile::{KEY_FILE_ENV, KeyFile};
 pub use crate::message::{LoginMessage, MAX_CHALLENGE_LIFETIME_MS, generate_nonce};

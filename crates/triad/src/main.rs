@@ -10,7 +10,8 @@ use std::{io, process::ExitCode};
 
 use clap::{Parser, Subcommand};
 
-/// Tic-tac-toe and SOS: play in the terminal, or solve a game and export the table.
+/// Tic-tac-toe and SOS for people, agents and staked matches: serve the web app and API,
+/// play in the terminal, manage your key, or export the solver's tables.
 #[derive(Debug, Parser)]
 #[command(name = "triad", version, propagate_version = true)]
 struct Cli {
@@ -20,13 +21,19 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    Serve(cmd::serve::ServeCmd),
     Play(cmd::play::PlayArgs),
     Solve(cmd::solve::SolveArgs),
+    Keygen(cmd::keys::KeygenArgs),
+    Whoami(cmd::keys::WhoamiArgs),
 }
 
 impl Command {
     fn run(self) -> anyhow::Result<ExitCode> {
         match self {
+            Command::Serve(args) => cmd::serve::run(args).map(|()| ExitCode::SUCCESS),
+            Command::Keygen(args) => cmd::keys::keygen(args).map(|()| ExitCode::SUCCESS),
+            Command::Whoami(args) => cmd::keys::whoami(args).map(|()| ExitCode::SUCCESS),
             Command::Play(args) => cmd::play::run(args),
             Command::Solve(args) => cmd::solve::run(args).map(|()| ExitCode::SUCCESS),
         }

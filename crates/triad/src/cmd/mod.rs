@@ -1,6 +1,8 @@
 //! The subcommands, one module each, and the argument types they share.
 
+pub(crate) mod keys;
 pub(crate) mod play;
+pub(crate) mod serve;
 pub(crate) mod solve;
 
 use clap::ValueEnum;

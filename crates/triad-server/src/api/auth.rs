@@ -1,0 +1,315 @@
+//! Ed25519 challenge-response login, sessions, and `GET /api/me`.
+//!
+//! 1. `POST /api/auth/challenge {"public_key"}` returns a message naming the domain, the
+//!    address, a random nonce and an expiry (at most 5 minutes ahead).
+//! 2. The client signs the message's bytes: plain Ed25519 (`"scheme": "ed25519"`, the
+//!    default, 128 hex digits) or a Sui wallet's `signPersonalMessage`
+//!    (`"scheme": "sui-personal-message"`, base64).
+//! 3. `POST /api/auth/login` returns a bearer token. A challenge is used once: any login
+//!    attempt consumes it, so a replay is refused.
+//!
+//! Tokens are 256 random bits; the database keeps only their BLAKE2b-256 hash.
+
+use std::{collections::HashMap, sync::Mutex};
+
+use axum::{
+    Json,
+    extract::State,
+    http::{HeaderMap, StatusCode},
+};
+use rand::{TryRng, rngs::SysRng};
+use serde::{Deserialize, Serialize};
+use triad_engine::Address;
+use triad_identity::{AuthError, LoginMessage, Scheme};
+use utoipa::ToSchema;
+
+use super::{
+    ApiJson, AppState, Authed,
+    error::{Api, ApiError, ErrorBody},
+    views::{MatchView, PlayerView},
+};
+
+/// How long a login challenge stays valid.
+const CHALLENGE_TTL_MS: u64 = 5 * 60 * 1000;
+/// The most challenges kept at once; beyond it, new requests are refused until some expire.
+const MAX_PENDING_CHALLENGES: usize = 100_000;
+
+#[derive(Debug)]
+struct Pending {
+    public_key: String,
+    message: LoginMessage,
+}
+
+/// Pending login challenges and a cache of sessions.
+#[derive(Debug, Default)]
+pub struct AuthState {
+    challenges: Mutex<HashMap<String, Pending>>,
+    sessions: Mutex<HashMap<String, (Address, u64)>>,
+}
+
+fn random_hex<const N: usize>() -> Result<String, ApiError> {
+    let mut bytes = [0u8; N];
+    SysRng.try_fill_bytes(&mut bytes).map_err(|_| {
+        ApiError::with_message(
+            Api::StorageUnavailable,
+            "no randomness available; try again",
+        )
+    })?;
+    Ok(hex::encode(bytes))
+}
+
+fn token_hash(token: &str) -> String {
+    hex::encode(triad_identity::hash256(token.as_bytes()))
+}
+
+fn timestamp(ms: u64) -> String {
+    triad_identity::format_timestamp(ms).unwrap_or_default()
+}
+
+fn auth_error(e: &AuthError) -> ApiError {
+    match e {
+        AuthError::InvalidHex { .. } | AuthError::InvalidPublicKey | AuthError::WeakPublicKey => {
+            ApiError::with_message(Api::InvalidPublicKey, e.to_string())
+        }
+        AuthError::UnknownScheme { .. } => {
+            ApiError::with_message(Api::UnknownScheme, e.to_string())
+        }
+        AuthError::ChallengeExpired { .. } | AuthError::ChallengeNotYetValid { .. } => {
+            ApiError::with_message(Api::UnknownChallenge, e.to_string())
+        }
+        _ => ApiError::with_message(Api::BadSignature, e.to_string()),
+    }
+}
+
+/// Ask for a login challenge.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ChallengeRequest {
+    /// The Ed25519 public key, 64 hex digits.
+    pub public_key: String,
+}
+
+/// A login challenge.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ChallengeResponse {
+    /// Send it back with the signature.
+    pub challenge_id: String,
+    /// The exact text to sign (its UTF-8 bytes).
+    pub message: String,
+    /// When the challenge lapses (RFC 3339).
+    pub expires_at: String,
+}
+
+/// Get a login challenge for a public key.
+#[utoipa::path(post, path = "/api/auth/challenge", tag = "auth", request_body = ChallengeRequest,
+    responses((status = 200, body = ChallengeResponse), (status = "4XX", body = ErrorBody)))]
+pub async fn challenge(
+    State(state): State<AppState>,
+    ApiJson(req): ApiJson<ChallengeRequest>,
+) -> Result<Json<ChallengeResponse>, ApiError> {
+    let key = triad_identity::parse_public_key(&req.public_key).map_err(|e| auth_error(&e))?;
+    let address = triad_identity::address_of(&key);
+    let now = state.core.clock().now_ms();
+    let expires = now + CHALLENGE_TTL_MS;
+    let nonce = random_hex::<16>()?;
+    let domain = state.domain();
+    let message =
+        LoginMessage::new(&domain, address, &nonce, now, expires).map_err(|e| auth_error(&e))?;
+    let challenge_id = random_hex::<16>()?;
+    let text = message.render();
+    {
+        let mut challenges = state
+            .auth
+            .challenges
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if challenges.len() >= MAX_PENDING_CHALLENGES {
+            challenges.retain(|_, p| p.message.expires_at_ms() > now);
+            if challenges.len() >= MAX_PENDING_CHALLENGES {
+                return Err(ApiError::new(Api::RateLimited).retry_after(60));
+            }
+        }
+        challenges.insert(
+            challenge_id.clone(),
+            Pending {
+                public_key: req.public_key.to_ascii_lowercase(),
+                message,
+            },
+        );
+    }
+    Ok(Json(ChallengeResponse {
+        challenge_id,
+        message: text,
+        expires_at: timestamp(expires),
+    }))
+}
+
+/// Log in with a signed challenge.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LoginRequest {
+    /// From the challenge.
+    pub challenge_id: String,
+    /// The same public key the challenge was issued for.
+    pub public_key: String,
+    /// `ed25519`: 128 hex digits; `sui-personal-message`: the wallet's base64 signature.
+    pub signature: String,
+    /// `ed25519` (default) or `sui-personal-message`.
+    #[serde(default)]
+    #[schema(value_type = String, example = "ed25519")]
+    pub scheme: Scheme,
+}
+
+/// A session.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LoginResponse {
+    /// Send as `Authorization: Bearer <token>`.
+    pub token: String,
+    /// The logged-in address.
+    pub address: String,
+    /// When the token lapses (RFC 3339).
+    pub expires_at: String,
+}
+
+/// Exchange a signed challenge for a token.
+#[utoipa::path(post, path = "/api/auth/login", tag = "auth", request_body = LoginRequest,
+    responses((status = 200, body = LoginResponse), (status = "4XX", body = ErrorBody)))]
+pub async fn login(
+    State(state): State<AppState>,
+    ApiJson(req): ApiJson<LoginRequest>,
+) -> Result<Json<LoginResponse>, ApiError> {
+    // Used once: taken out whatever the outcome.
+    let pending = state
+        .auth
+        .challenges
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .remove(&req.challenge_id)
+        .ok_or_else(|| ApiError::new(Api::UnknownChallenge))?;
+    if pending.public_key != req.public_key.to_ascii_lowercase() {
+        return Err(ApiError::with_message(
+            Api::BadSignature,
+            "this challenge was issued for another public key",
+        ));
+    }
+    let now = state.core.clock().now_ms();
+    pending
+        .message
+        .verify(req.scheme, &req.public_key, &req.signature, now)
+        .map_err(|e| auth_error(&e))?;
+    let address = Address::from_bytes(pending.message.address());
+    let token = random_hex::<32>()?;
+    let expires = now.saturating_add(state.settings.session_ttl_ms);
+    let hash = token_hash(&token);
+    state
+        .store
+        .save_session(&hash, address, &pending.public_key, now, expires)
+        .await?;
+    state
+        .auth
+        .sessions
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .insert(hash, (address, expires));
+    tracing::info!(%address, "logged in");
+    Ok(Json(LoginResponse {
+        token,
+        address: address.to_string(),
+        expires_at: timestamp(expires),
+    }))
+}
+
+/// The address of a token.
+pub(crate) async fn authenticate(state: &AppState, token: &str) -> Result<Address, ApiError> {
+    if token.len() != 64 || !token.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(ApiError::new(Api::InvalidToken));
+    }
+    let hash = token_hash(token);
+    let now = state.core.clock().now_ms();
+    let cached = state
+        .auth
+        .sessions
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .get(&hash)
+        .copied();
+    let (address, expires) = match cached {
+        Some(found) => found,
+        None => {
+            let found = state
+                .store
+                .session(&hash)
+                .await?
+                .ok_or_else(|| ApiError::new(Api::InvalidToken))?;
+            state
+                .auth
+                .sessions
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .insert(hash, found);
+            found
+        }
+    };
+    if now >= expires {
+        return Err(ApiError::new(Api::TokenExpired));
+    }
+    Ok(address)
+}
+
+/// Revoke the token used for this request.
+#[utoipa::path(post, path = "/api/auth/logout", tag = "auth",
+    responses((status = 204, description = "Logged out"), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
+pub async fn logout(
+    State(state): State<AppState>,
+    _authed: Authed,
+    headers: HeaderMap,
+) -> Result<StatusCode, ApiError> {
+    let token = super::bearer(&headers).unwrap_or_default();
+    let hash = token_hash(token);
+    state
+        .store
+        .delete_session(&hash, state.core.clock().now_ms())
+        .await?;
+    state
+        .auth
+        .sessions
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .remove(&hash);
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Who I am.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MeView {
+    /// My address.
+    pub address: String,
+    /// My spendable balance in minor units, as a decimal string.
+    pub balance: String,
+    /// Whether I am the owner.
+    pub owner: bool,
+    /// My active match, if any.
+    pub active_match: Option<MatchView>,
+    /// My stats and rating.
+    pub stats: PlayerView,
+}
+
+/// My address, balance, active match, stats and rating.
+#[utoipa::path(get, path = "/api/me", tag = "auth",
+    responses((status = 200, body = MeView), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
+pub async fn me(
+    State(state): State<AppState>,
+    Authed(me): Authed,
+) -> Result<Json<MeView>, ApiError> {
+    let engine = state.core.read().await;
+    let active = engine.active_match(me);
+    Ok(Json(MeView {
+        address: me.to_string(),
+        balance: engine.balance(me).to_string(),
+        owner: me == engine.config().owner,
+        active_match: active
+            .and_then(|id| engine.match_(id))
+            .map(|m| MatchView::new(m, engine.config())),
+        stats: PlayerView::new(me, engine.stats(me), active.map(|m| m.0)),
+    }))
+}

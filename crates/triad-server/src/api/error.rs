@@ -1,0 +1,313 @@
+//! The one error type of the API: every error body is
+//! `{"code": <number>, "error": "<snake_case name>", "message": "<what to do>"}`, and the
+//! HTTP status is chosen here, once.
+
+use axum::{
+    Json,
+    http::{HeaderValue, StatusCode, header},
+    response::{IntoResponse, Response},
+};
+use serde::Serialize;
+use triad_engine::EngineError;
+use triad_rules::MoveError;
+
+use crate::{core::CoreError, store::StoreError};
+
+/// An error body.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ErrorBody {
+    /// Stable numeric code: 0-5 rules (0-3 as in seed 1), 100-199 engine, 200-299 API.
+    pub code: u16,
+    /// Stable snake_case name.
+    pub error: &'static str,
+    /// What happened and what to do, in plain words.
+    pub message: String,
+}
+
+/// An API error.
+#[derive(Debug)]
+pub struct ApiError {
+    /// The HTTP status.
+    pub status: StatusCode,
+    /// The body.
+    pub body: ErrorBody,
+    /// Seconds to wait before retrying, sent as `Retry-After`.
+    pub retry_after_s: Option<u64>,
+}
+
+/// The API's own errors (codes 200+).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Api {
+    /// 200: the request could not be read.
+    BadRequest,
+    /// 201: no token was given.
+    Unauthorized,
+    /// 202: the token is unknown, forged or revoked.
+    InvalidToken,
+    /// 203: the token has expired.
+    TokenExpired,
+    /// 204: the login challenge is unknown, expired or already used.
+    UnknownChallenge,
+    /// 205: the signature does not verify.
+    BadSignature,
+    /// 206: the public key is not 64 hex digits of a valid Ed25519 key.
+    InvalidPublicKey,
+    /// 207: too many requests.
+    RateLimited,
+    /// 208: the body is too large.
+    PayloadTooLarge,
+    /// 209: the database is unavailable.
+    StorageUnavailable,
+    /// 210: no such resource.
+    NotFound,
+    /// 211: not an address.
+    InvalidAddress,
+    /// 212: the server is shutting down.
+    ShuttingDown,
+    /// 213: too many connections.
+    TooManyConnections,
+    /// 214: the request took too long.
+    Timeout,
+    /// 215: a parameter is out of range.
+    InvalidParameter,
+    /// 216: an unknown signature scheme.
+    UnknownScheme,
+}
+
+impl Api {
+    /// Every API error.
+    pub const ALL: [Api; 17] = [
+        Api::BadRequest,
+        Api::Unauthorized,
+        Api::InvalidToken,
+        Api::TokenExpired,
+        Api::UnknownChallenge,
+        Api::BadSignature,
+        Api::InvalidPublicKey,
+        Api::RateLimited,
+        Api::PayloadTooLarge,
+        Api::StorageUnavailable,
+        Api::NotFound,
+        Api::InvalidAddress,
+        Api::ShuttingDown,
+        Api::TooManyConnections,
+        Api::Timeout,
+        Api::InvalidParameter,
+        Api::UnknownScheme,
+    ];
+
+    /// Code, name, status and default message.
+    #[must_use]
+    pub fn describe(self) -> (u16, &'static str, StatusCode, &'static str) {
+        use StatusCode as S;
+        match self {
+            Api::BadRequest => (
+                200,
+                "bad_request",
+                S::BAD_REQUEST,
+                "the request could not be read; check the JSON body against the API document at /api/openapi.json",
+            ),
+            Api::Unauthorized => (
+                201,
+                "unauthorized",
+                S::UNAUTHORIZED,
+                "log in first: send Authorization: Bearer <token>",
+            ),
+            Api::InvalidToken => (
+                202,
+                "invalid_token",
+                S::UNAUTHORIZED,
+                "this token is not valid; log in again",
+            ),
+            Api::TokenExpired => (
+                203,
+                "token_expired",
+                S::UNAUTHORIZED,
+                "this token has expired; log in again",
+            ),
+            Api::UnknownChallenge => (
+                204,
+                "unknown_challenge",
+                S::UNAUTHORIZED,
+                "this login challenge is unknown, expired or already used; ask for a new one",
+            ),
+            Api::BadSignature => (
+                205,
+                "bad_signature",
+                S::UNAUTHORIZED,
+                "the signature does not match the challenge and the key; sign the challenge's message bytes with this key",
+            ),
+            Api::InvalidPublicKey => (
+                206,
+                "invalid_public_key",
+                S::BAD_REQUEST,
+                "the public key must be 64 hex digits of an Ed25519 key",
+            ),
+            Api::RateLimited => (
+                207,
+                "rate_limited",
+                S::TOO_MANY_REQUESTS,
+                "too many requests; wait as Retry-After says",
+            ),
+            Api::PayloadTooLarge => (
+                208,
+                "payload_too_large",
+                S::PAYLOAD_TOO_LARGE,
+                "the request body is too large",
+            ),
+            Api::StorageUnavailable => (
+                209,
+                "storage_unavailable",
+                S::SERVICE_UNAVAILABLE,
+                "the database is unavailable and nothing was done; try again shortly",
+            ),
+            Api::NotFound => (
+                210,
+                "not_found",
+                S::NOT_FOUND,
+                "there is nothing here; see /api/openapi.json for the API",
+            ),
+            Api::InvalidAddress => (
+                211,
+                "invalid_address",
+                S::BAD_REQUEST,
+                "an address is 0x followed by 64 hexadecimal digits",
+            ),
+            Api::ShuttingDown => (
+                212,
+                "shutting_down",
+                S::SERVICE_UNAVAILABLE,
+                "the server is shutting down; reconnect in a moment",
+            ),
+            Api::TooManyConnections => (
+                213,
+                "too_many_connections",
+                S::SERVICE_UNAVAILABLE,
+                "the server has too many connections; try again shortly",
+            ),
+            Api::Timeout => (
+                214,
+                "timeout",
+                S::REQUEST_TIMEOUT,
+                "the request took too long; try again",
+            ),
+            Api::InvalidParameter => (
+                215,
+                "invalid_parameter",
+                S::BAD_REQUEST,
+                "a parameter is out of range",
+            ),
+            Api::UnknownScheme => (
+                216,
+                "unknown_scheme",
+                S::BAD_REQUEST,
+                "unknown signature scheme; use ed25519 or sui-personal-message",
+            ),
+        }
+    }
+}
+
+impl ApiError {
+    /// An API error with its default message.
+    #[must_use]
+    pub fn new(kind: Api) -> ApiError {
+        let (code, error, status, message) = kind.describe();
+        ApiError {
+            status,
+            body: ErrorBody {
+                code,
+                error,
+                message: message.to_owned(),
+            },
+            retry_after_s: None,
+        }
+    }
+
+    /// An API error with a specific message.
+    #[must_use]
+    pub fn with_message(kind: Api, message: impl Into<String>) -> ApiError {
+        let mut e = ApiError::new(kind);
+        e.body.message = message.into();
+        e
+    }
+
+    /// Adds a `Retry-After`.
+    #[must_use]
+    pub fn retry_after(mut self, seconds: u64) -> ApiError {
+        self.retry_after_s = Some(seconds.max(1));
+        self
+    }
+}
+
+/// The HTTP status of an engine error.
+#[must_use]
+pub fn engine_status(e: &EngineError) -> StatusCode {
+    use StatusCode as S;
+    match e {
+        EngineError::Move(
+            MoveError::InvalidPosition | MoveError::MarkNotInGame | MoveError::NotYourMark,
+        ) => S::UNPROCESSABLE_ENTITY,
+        EngineError::Move(_) => S::CONFLICT,
+        EngineError::UnknownMatch => S::NOT_FOUND,
+        EngineError::NotAPlayer
+        | EngineError::NotYourChallenge
+        | EngineError::NotLastMover
+        | EngineError::OwnerOnly => S::FORBIDDEN,
+        EngineError::ChallengeExpired => S::GONE,
+        EngineError::SelfPlay
+        | EngineError::ZeroAmount
+        | EngineError::IdempotencyKeyReused
+        | EngineError::StakeTooLarge { .. }
+        | EngineError::AmountTooLarge
+        | EngineError::ZeroAddress => S::UNPROCESSABLE_ENTITY,
+        _ => S::CONFLICT,
+    }
+}
+
+impl From<EngineError> for ApiError {
+    fn from(e: EngineError) -> Self {
+        let retry = match e {
+            EngineError::WaitNotOver { remaining_ms }
+            | EngineError::DeadlineNotReached { remaining_ms } => Some(remaining_ms.div_ceil(1000)),
+            _ => None,
+        };
+        ApiError {
+            status: engine_status(&e),
+            body: ErrorBody {
+                code: e.code(),
+                error: e.name(),
+                message: e.to_string(),
+            },
+            retry_after_s: retry,
+        }
+    }
+}
+
+impl From<CoreError> for ApiError {
+    fn from(e: CoreError) -> Self {
+        match e {
+            CoreError::Engine(e) => e.into(),
+            CoreError::Storage(_) => ApiError::new(Api::StorageUnavailable).retry_after(1),
+            CoreError::ShuttingDown => ApiError::new(Api::ShuttingDown).retry_after(1),
+        }
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        tracing::error!(error = %e, "storage error");
+        ApiError::new(Api::StorageUnavailable).retry_after(1)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut response = (self.status, Json(self.body)).into_response();
+        if let Some(s) = self.retry_after_s
+            && let Ok(v) = HeaderValue::from_str(&s.to_string())
+        {
+            response.headers_mut().insert(header::RETRY_AFTER, v);
+        }
+        response
+    }
+}

@@ -1,0 +1,679 @@
+//! Challenges, the queue, the computer, matches, players and the leaderboard.
+
+use axum::{
+    Json,
+    extract::{Path, Query, State},
+    http::{HeaderMap, StatusCode},
+    response::IntoResponse,
+};
+use serde::{Deserialize, Serialize};
+use triad_engine::{Address, Command, Level, MatchId, Phase, Ranking, Receipt, StartChoice};
+use triad_rules::{GameKind, Mark, Player};
+use utoipa::{IntoParams, ToSchema};
+
+use super::{
+    ApiJson, AppState, Authed,
+    error::{Api, ApiError, ErrorBody},
+    views::{MatchView, PlayerView},
+};
+
+/// An amount in minor units: a JSON number, or a decimal string for amounts above 2^53.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, ToSchema)]
+#[schema(value_type = String, example = "1000000000000000000")]
+pub struct Amount(pub u64);
+
+impl<'de> Deserialize<'de> for Amount {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Repr {
+            Number(u64),
+            Text(String),
+        }
+        match Repr::deserialize(d)? {
+            Repr::Number(n) => Ok(Amount(n)),
+            Repr::Text(s) => s.parse().map(Amount).map_err(|_| {
+                serde::de::Error::custom("an amount is a whole number of minor units")
+            }),
+        }
+    }
+}
+
+/// What a command did.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CommandResult {
+    /// The match the command concerns, as it now is.
+    #[serde(rename = "match")]
+    pub match_: Option<MatchView>,
+    /// The events it caused (empty for a duplicate).
+    #[schema(value_type = Vec<Object>)]
+    pub events: Vec<triad_engine::Event>,
+    /// True when the command repeated one already applied, which changed nothing.
+    pub duplicate: bool,
+}
+
+pub(crate) fn idempotency_key(
+    headers: &HeaderMap,
+) -> Result<Option<triad_engine::IdempotencyKey>, ApiError> {
+    let Some(value) = headers.get("idempotency-key") else {
+        return Ok(None);
+    };
+    let text = value
+        .to_str()
+        .ok()
+        .filter(|t| !t.is_empty() && t.len() <= 128)
+        .ok_or_else(|| {
+            ApiError::with_message(
+                Api::BadRequest,
+                "Idempotency-Key must be 1 to 128 visible characters",
+            )
+        })?;
+    // The engine keys on 128 bits: the first 16 bytes of the key's BLAKE2b-256 hash.
+    let digest = triad_identity::hash256(text.as_bytes());
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(&digest[..16]);
+    Ok(Some(triad_engine::IdempotencyKey(u128::from_le_bytes(
+        bytes,
+    ))))
+}
+
+/// Runs a command and answers with the match it concerns.
+pub(crate) async fn run(
+    state: &AppState,
+    actor: Address,
+    command: Command,
+    headers: &HeaderMap,
+    focus: Option<MatchId>,
+) -> Result<(StatusCode, Json<CommandResult>), ApiError> {
+    let key = idempotency_key(headers)?;
+    let receipt: Receipt = state.core.execute(actor, command, key).await?;
+    let id = focus
+        .or_else(|| {
+            receipt
+                .events
+                .iter()
+                .find_map(triad_engine::Event::match_id)
+        })
+        .or(match receipt.duplicate {
+            Some(triad_engine::Duplicate::Move { match_id, .. }) => Some(match_id),
+            _ => None,
+        });
+    let match_ = match id {
+        Some(id) => state.match_view(id).await?,
+        None => None,
+    };
+    let status = if receipt.events.is_empty() {
+        StatusCode::OK
+    } else {
+        StatusCode::CREATED
+    };
+    Ok((
+        status,
+        Json(CommandResult {
+            match_,
+            duplicate: receipt.duplicate.is_some(),
+            events: receipt.events,
+        }),
+    ))
+}
+
+fn parse_address(text: &str) -> Result<Address, ApiError> {
+    text.parse().map_err(|_| ApiError::new(Api::InvalidAddress))
+}
+
+/// Challenge a player by address.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ChallengeRequest {
+    /// The opponent's address.
+    pub opponent: String,
+    /// tic-tac-toe or sos.
+    #[schema(value_type = String, example = "tic-tac-toe")]
+    pub game: GameKind,
+    /// Each player's stake in minor units (0 for free play).
+    #[serde(default)]
+    pub stake: Amount,
+    /// Who moves first: challenger (default), opponent or random.
+    #[serde(default = "default_first")]
+    #[schema(value_type = String, example = "challenger")]
+    pub first: StartChoice,
+}
+
+fn default_first() -> StartChoice {
+    StartChoice::Challenger
+}
+
+/// Challenge another player (seeds 1, 2, 4). The stake is escrowed; the opponent must accept.
+#[utoipa::path(post, path = "/api/challenges", tag = "challenges", request_body = ChallengeRequest,
+    responses((status = 201, body = CommandResult), (status = "4XX", body = ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn create_challenge(
+    State(state): State<AppState>,
+    Authed(me): Authed,
+    headers: HeaderMap,
+    ApiJson(req): ApiJson<ChallengeRequest>,
+) -> Result<impl IntoResponse, ApiError> {
+    let command = Command::Challenge {
+        opponent: parse_address(&req.opponent)?,
+        game: req.game,
+        stake: req.stake.0,
+        first: req.first,
+    };
+    run(&state, me, command, &headers, None).await
+}
+
+/// Open challenges to and from me.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ChallengeList {
+    /// Challenges addressed to me.
+    pub incoming: Vec<MatchView>,
+    /// My open challenge, if any.
+    pub outgoing: Vec<MatchView>,
+}
+
+/// List open challenges, incoming and outgoing.
+#[utoipa::path(get, path = "/api/challenges", tag = "challenges",
+    responses((status = 200, body = ChallengeList), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
+pub async fn list_challenges(
+    State(state): State<AppState>,
+    Authed(me): Authed,
+) -> Result<Json<ChallengeList>, ApiError> {
+    let engine = state.core.read().await;
+    let config = engine.config();
+    let incoming = engine
+        .incoming_challenges(me)
+        .map(|m| MatchView::new(m, config))
+        .collect();
+    let outgoing = engine
+        .live_matches()
+        .filter(|m| m.phase == Phase::Waiting && m.challenge.is_some_and(|c| c.challenger == me))
+        .map(|m| MatchView::new(m, config))
+        .collect();
+    Ok(Json(ChallengeList { incoming, outgoing }))
+}
+
+/// Accept a challenge addressed to me.
+#[utoipa::path(post, path = "/api/challenges/{id}/accept", tag = "challenges", params(("id" = u64, Path, description = "The challenge's match id")),
+    responses((status = 201, body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
+pub async fn accept_challenge(
+    State(state): State<AppState>,
+    Authed(me): Authed,
+    headers: HeaderMap,
+    Path(id): Path<u64>,
+) -> Result<impl IntoResponse, ApiError> {
+    run(
+        &state,
+        me,
+        Command::AcceptChallenge {
+            match_id: MatchId(id),
+        },
+        &headers,
+        Some(MatchId(id)),
+    )
+    .await
+}
+
+/// Decline a challenge addressed to me; the challenger is refunded.
+#[utoipa::path(post, path = "/api/challenges/{id}/decline", tag = "challenges", params(("id" = u64, Path, description = "The challenge's match id")),
+    responses((status = 201, body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
+pub async fn decline_challenge(
+    State(state): State<AppState>,
+    Authed(me): Authed,
+    headers: HeaderMap,
+    Path(id): Path<u64>,
+) -> Result<impl IntoResponse, ApiError> {
+    run(
+        &state,
+        me,
+        Command::DeclineChallenge {
+            match_id: MatchId(id),
+        },
+        &headers,
+        Some(MatchId(id)),
+    )
+    .await
+}
+
+/// Withdraw my unanswered challenge (with a stake, only after the wait time).
+#[utoipa::path(post, path = "/api/challenges/{id}/withdraw", tag = "challenges", params(("id" = u64, Path, description = "The challenge's match id")),
+    responses((status = 201, body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
+pub async fn withdraw_challenge(
+    State(state): State<AppState>,
+    Authed(me): Authed,
+    headers: HeaderMap,
+    Path(id): Path<u64>,
+) -> Result<impl IntoResponse, ApiError> {
+    run(
+        &state,
+        me,
+        Command::Cancel {
+            match_id: MatchId(id),
+        },
+        &headers,
+        Some(MatchId(id)),
+    )
+    .await
+}
+
+/// Join the open queue.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QueueRequest {
+    /// tic-tac-toe or sos.
+    #[schema(value_type = String, example = "sos")]
+    pub game: GameKind,
+    /// The stake in minor units (0 for free play).
+    #[serde(default)]
+    pub stake: Amount,
+}
+
+/// Join the queue (seed 3's `play()`): wait, or start against the earliest waiting player.
+#[utoipa::path(post, path = "/api/queue", tag = "queue", request_body = QueueRequest,
+    responses((status = 201, body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
+pub async fn join_queue(
+    State(state): State<AppState>,
+    Authed(me): Authed,
+    headers: HeaderMap,
+    ApiJson(req): ApiJson<QueueRequest>,
+) -> Result<impl IntoResponse, ApiError> {
+    run(
+        &state,
+        me,
+        Command::JoinQueue {
+            game: req.game,
+            stake: req.stake.0,
+        },
+        &headers,
+        None,
+    )
+    .await
+}
+
+/// Leave the queue (seed 3's `cancel()`). With a stake, only after the wait time; the error
+/// says how long is left.
+#[utoipa::path(delete, path = "/api/queue", tag = "queue",
+    responses((status = 201, body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
+pub async fn leave_queue(
+    State(state): State<AppState>,
+    Authed(me): Authed,
+    headers: HeaderMap,
+) -> Result<impl IntoResponse, ApiError> {
+    let waiting = {
+        let engine = state.core.read().await;
+        engine
+            .active_match(me)
+            .and_then(|id| engine.match_(id))
+            .filter(|m| m.phase == Phase::Waiting && m.origin == triad_engine::Origin::Queue)
+            .map(|m| m.id)
+    };
+    let id = waiting
+        .ok_or_else(|| ApiError::with_message(Api::NotFound, "you are not waiting in the queue"))?;
+    run(
+        &state,
+        me,
+        Command::Cancel { match_id: id },
+        &headers,
+        Some(id),
+    )
+    .await
+}
+
+/// Play the computer.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ComputerRequest {
+    /// tic-tac-toe or sos.
+    #[schema(value_type = String, example = "tic-tac-toe")]
+    pub game: GameKind,
+    /// perfect (default), casual or random.
+    #[serde(default = "default_level")]
+    #[schema(value_type = String, example = "perfect")]
+    pub level: Level,
+    /// My side: first (X, moves first; default) or second (O).
+    #[serde(default = "default_side")]
+    #[schema(value_type = String, example = "first")]
+    pub side: Player,
+}
+
+fn default_level() -> Level {
+    Level::Perfect
+}
+
+fn default_side() -> Player {
+    Player::First
+}
+
+/// Start a match against the built-in solver (seed 5). No stake.
+#[utoipa::path(post, path = "/api/computer", tag = "matches", request_body = ComputerRequest,
+    responses((status = 201, body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
+pub async fn play_computer(
+    State(state): State<AppState>,
+    Authed(me): Authed,
+    headers: HeaderMap,
+    ApiJson(req): ApiJson<ComputerRequest>,
+) -> Result<impl IntoResponse, ApiError> {
+    run(
+        &state,
+        me,
+        Command::PlayComputer {
+            game: req.game,
+            level: req.level,
+            side: req.side,
+        },
+        &headers,
+        None,
+    )
+    .await
+}
+
+/// A match's full state.
+#[utoipa::path(get, path = "/api/matches/{id}", tag = "matches", params(("id" = u64, Path, description = "Match id")),
+    responses((status = 200, body = MatchView), (status = 404, body = ErrorBody)))]
+pub async fn get_match(
+    State(state): State<AppState>,
+    Path(id): Path<u64>,
+) -> Result<Json<MatchView>, ApiError> {
+    state
+        .match_view(MatchId(id))
+        .await?
+        .map(Json)
+        .ok_or_else(|| ApiError::from(triad_engine::EngineError::UnknownMatch))
+}
+
+/// Seed 3's `getGameState()`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct GameStateView {
+    /// 9 characters from {-, X, O} or {-, S, O}; the first is square 1 (cell 0).
+    pub state: String,
+}
+
+/// Seed 3's `getGameState()`: the board as a 9-character string.
+#[utoipa::path(get, path = "/api/matches/{id}/state", tag = "matches", params(("id" = u64, Path, description = "Match id")),
+    responses((status = 200, body = GameStateView), (status = 404, body = ErrorBody)))]
+pub async fn game_state(
+    State(state): State<AppState>,
+    Path(id): Path<u64>,
+) -> Result<Json<GameStateView>, ApiError> {
+    let view = get_match(State(state), Path(id)).await?;
+    Ok(Json(GameStateView {
+        state: view.0.board,
+    }))
+}
+
+/// A move.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MoveRequest {
+    /// The number of marks on the board after this move (the match's `seq` + 1).
+    pub seq: u8,
+    /// Cell 0-8, row-major from the top-left.
+    pub cell: u8,
+    /// X or O in tic-tac-toe; S or O in SOS.
+    #[schema(value_type = String, example = "X")]
+    pub mark: Mark,
+}
+
+/// Place a mark. A repeat of a move already made (same seq and content) answers with the
+/// match and `duplicate: true`, changing nothing.
+#[utoipa::path(post, path = "/api/matches/{id}/moves", tag = "matches", params(("id" = u64, Path, description = "Match id")), request_body = MoveRequest,
+    responses((status = 201, body = CommandResult), (status = 200, body = CommandResult, description = "a duplicate"), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
+pub async fn make_move(
+    State(state): State<AppState>,
+    Authed(me): Authed,
+    headers: HeaderMap,
+    Path(id): Path<u64>,
+    ApiJson(req): ApiJson<MoveRequest>,
+) -> Result<impl IntoResponse, ApiError> {
+    let command = Command::Move {
+        match_id: MatchId(id),
+        seq: req.seq,
+        cell: req.cell,
+        mark: req.mark,
+    };
+    run(&state, me, command, &headers, Some(MatchId(id))).await
+}
+
+/// Give up: the opponent wins (seed 2).
+#[utoipa::path(post, path = "/api/matches/{id}/forfeit", tag = "matches", params(("id" = u64, Path, description = "Match id")),
+    responses((status = 201, body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
+pub async fn forfeit(
+    State(state): State<AppState>,
+    Authed(me): Authed,
+    headers: HeaderMap,
+    Path(id): Path<u64>,
+) -> Result<impl IntoResponse, ApiError> {
+    run(
+        &state,
+        me,
+        Command::Forfeit {
+            match_id: MatchId(id),
+        },
+        &headers,
+        Some(MatchId(id)),
+    )
+    .await
+}
+
+/// Claim the win when the opponent is too slow (seed 3's `ur2slow()`), or abort a match whose
+/// first move never came.
+#[utoipa::path(post, path = "/api/matches/{id}/claim-timeout", tag = "matches", params(("id" = u64, Path, description = "Match id")),
+    responses((status = 201, body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
+pub async fn claim_timeout(
+    State(state): State<AppState>,
+    Authed(me): Authed,
+    headers: HeaderMap,
+    Path(id): Path<u64>,
+) -> Result<impl IntoResponse, ApiError> {
+    run(
+        &state,
+        me,
+        Command::ClaimTimeout {
+            match_id: MatchId(id),
+        },
+        &headers,
+        Some(MatchId(id)),
+    )
+    .await
+}
+
+/// Offer a rematch, or accept the opponent's offer.
+#[utoipa::path(post, path = "/api/matches/{id}/rematch", tag = "matches", params(("id" = u64, Path, description = "The ended match's id")),
+    responses((status = 201, body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
+pub async fn rematch(
+    State(state): State<AppState>,
+    Authed(me): Authed,
+    headers: HeaderMap,
+    Path(id): Path<u64>,
+) -> Result<impl IntoResponse, ApiError> {
+    let key = idempotency_key(&headers)?;
+    let receipt = state
+        .core
+        .execute(
+            me,
+            Command::Rematch {
+                match_id: MatchId(id),
+            },
+            key,
+        )
+        .await?;
+    // Answer with the new match when one started, else the old one with the offer.
+    let started = receipt.events.iter().find_map(|e| match e.kind {
+        triad_engine::EventKind::GameStarted { match_id, .. } => Some(match_id),
+        _ => None,
+    });
+    let match_ = state.match_view(started.unwrap_or(MatchId(id))).await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(CommandResult {
+            match_,
+            duplicate: receipt.duplicate.is_some(),
+            events: receipt.events,
+        }),
+    ))
+}
+
+/// Paging through events.
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct EventsQuery {
+    /// Only events with a sequence number above this.
+    #[serde(default)]
+    pub since: u64,
+    /// At most this many (1-1000, default 200).
+    pub limit: Option<u32>,
+}
+
+/// A page of events.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EventPage {
+    /// The events, oldest first.
+    #[schema(value_type = Vec<Object>)]
+    pub events: Vec<serde_json::Value>,
+    /// Pass as `since` for the next page; null when this page is the last.
+    pub next_since: Option<u64>,
+}
+
+fn limit(l: Option<u32>, default: u32, max: u32) -> Result<u32, ApiError> {
+    match l {
+        None => Ok(default),
+        Some(n) if (1..=max).contains(&n) => Ok(n),
+        Some(_) => Err(ApiError::with_message(
+            Api::InvalidParameter,
+            format!("limit must be from 1 to {max}"),
+        )),
+    }
+}
+
+/// A match's events, in order.
+#[utoipa::path(get, path = "/api/matches/{id}/events", tag = "matches", params(("id" = u64, Path, description = "Match id"), EventsQuery),
+    responses((status = 200, body = EventPage), (status = "4XX", body = ErrorBody)))]
+pub async fn match_events(
+    State(state): State<AppState>,
+    Path(id): Path<u64>,
+    Query(q): Query<EventsQuery>,
+) -> Result<Json<EventPage>, ApiError> {
+    let limit = limit(q.limit, 200, 1000)?;
+    let rows = state
+        .store
+        .topic_events(&format!("match:{id}"), q.since, limit)
+        .await?;
+    let next_since = (rows.len() == limit as usize).then(|| rows.last().map_or(q.since, |r| r.seq));
+    let events = rows
+        .into_iter()
+        .filter_map(|r| serde_json::from_str(&r.body).ok())
+        .collect();
+    Ok(Json(EventPage { events, next_since }))
+}
+
+/// Listing matches.
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct MatchesQuery {
+    /// Only this player's matches.
+    pub player: Option<String>,
+    /// Only matches in this phase: waiting, ready, in_progress or finished.
+    pub status: Option<String>,
+    /// Only matches with ids below this (the previous page's `next_before`).
+    pub before: Option<u64>,
+    /// At most this many (1-100, default 20).
+    pub limit: Option<u32>,
+}
+
+/// A page of matches.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MatchPage {
+    /// Newest first.
+    pub matches: Vec<MatchView>,
+    /// Pass as `before` for the next page; null on the last page.
+    pub next_before: Option<u64>,
+}
+
+/// List matches by player and status, newest first, paginated.
+#[utoipa::path(get, path = "/api/matches", tag = "matches", params(MatchesQuery),
+    responses((status = 200, body = MatchPage), (status = "4XX", body = ErrorBody)))]
+pub async fn list_matches(
+    State(state): State<AppState>,
+    Query(q): Query<MatchesQuery>,
+) -> Result<Json<MatchPage>, ApiError> {
+    let limit = limit(q.limit, 20, 100)?;
+    let player = q.player.as_deref().map(parse_address).transpose()?;
+    if let Some(s) = q.status.as_deref()
+        && !["waiting", "ready", "in_progress", "finished"].contains(&s)
+    {
+        return Err(ApiError::with_message(
+            Api::InvalidParameter,
+            "status is waiting, ready, in_progress or finished",
+        ));
+    }
+    let rows = state
+        .store
+        .list_matches(player, q.status.as_deref(), q.before, limit)
+        .await?;
+    let config = state.core.read().await.config().clone();
+    let next_before = (rows.len() == limit as usize)
+        .then(|| rows.last().map(|m| m.id.0))
+        .flatten();
+    Ok(Json(MatchPage {
+        matches: rows.iter().map(|m| MatchView::new(m, &config)).collect(),
+        next_before,
+    }))
+}
+
+/// A player's stats, rating and active match (seed 1's "board by address").
+#[utoipa::path(get, path = "/api/players/{address}", tag = "players", params(("address" = String, Path, description = "0x + 64 hex digits")),
+    responses((status = 200, body = PlayerView), (status = "4XX", body = ErrorBody)))]
+pub async fn get_player(
+    State(state): State<AppState>,
+    Path(address): Path<String>,
+) -> Result<Json<PlayerView>, ApiError> {
+    let address = parse_address(&address)?;
+    let engine = state.core.read().await;
+    Ok(Json(PlayerView::new(
+        address,
+        engine.stats(address),
+        engine.active_match(address).map(|m| m.0),
+    )))
+}
+
+/// The leaderboard's order.
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct LeaderboardQuery {
+    /// rating (default) or wins (seed 3's hall of fame).
+    pub by: Option<String>,
+    /// At most this many (1-100, default 20).
+    pub limit: Option<u32>,
+}
+
+/// The leaderboard.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Leaderboard {
+    /// rating or wins.
+    pub by: &'static str,
+    /// Best first.
+    pub players: Vec<PlayerView>,
+}
+
+/// The leaderboard, by rating or by wins.
+#[utoipa::path(get, path = "/api/leaderboard", tag = "players", params(LeaderboardQuery),
+    responses((status = 200, body = Leaderboard), (status = "4XX", body = ErrorBody)))]
+pub async fn leaderboard(
+    State(state): State<AppState>,
+    Query(q): Query<LeaderboardQuery>,
+) -> Result<Json<Leaderboard>, ApiError> {
+    let limit = limit(q.limit, 20, 100)?;
+    let (ranking, by) = match q.by.as_deref() {
+        None | Some("rating") => (Ranking::Rating, "rating"),
+        Some("wins") => (Ranking::Wins, "wins"),
+        Some(_) => {
+            return Err(ApiError::with_message(
+                Api::InvalidParameter,
+                "by is rating or wins",
+            ));
+        }
+    };
+    let engine = state.core.read().await;
+    let players = engine
+        .leaderboard(ranking, limit as usize)
+        .into_iter()
+        .map(|(a, s)| PlayerView::new(a, s, engine.active_match(a).map(|m| m.0)))
+        .collect();
+    Ok(Json(Leaderboard { by, players }))
+}

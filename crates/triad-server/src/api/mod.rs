@@ -1,0 +1,340 @@
+//! The HTTP API: state, extractors, the router and its middleware.
+
+pub mod auth;
+pub mod error;
+pub mod games;
+pub mod ledger;
+pub mod system;
+pub mod views;
+pub mod ws;
+
+use std::{
+    net::{IpAddr, SocketAddr},
+    num::NonZeroU32,
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use axum::{
+    Router,
+    extract::{
+        ConnectInfo, DefaultBodyLimit, FromRequest, FromRequestParts, MatchedPath, Request, State,
+    },
+    http::{HeaderMap, header, request::Parts},
+    middleware::{self, Next},
+    response::{IntoResponse, Response},
+};
+use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter, clock::Clock as _};
+use metrics_exporter_prometheus::PrometheusHandle;
+use serde::de::DeserializeOwned;
+use tokio::sync::Semaphore;
+use tower::ServiceBuilder;
+use tower_http::{
+    request_id::{MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer},
+    trace::TraceLayer,
+};
+use triad_engine::{Address, MatchId};
+use utoipa::OpenApi;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use self::{
+    error::{Api, ApiError},
+    views::MatchView,
+};
+use crate::{config::Settings, core::Core, hub::Hub, store::Store};
+
+/// Everything a handler may need.
+#[derive(Clone)]
+pub struct AppState {
+    /// The engine and its writer.
+    pub core: Core,
+    /// The database.
+    pub store: Store,
+    /// Realtime subscribers.
+    pub hub: Hub,
+    /// The settings in force.
+    pub settings: Arc<Settings>,
+    /// Login challenges and the session cache.
+    pub auth: Arc<auth::AuthState>,
+    /// Rate limiters.
+    pub limits: Arc<Limits>,
+    /// The Prometheus exporter.
+    pub metrics: PrometheusHandle,
+    /// One permit per open WebSocket.
+    pub ws_permits: Arc<Semaphore>,
+    /// The OpenAPI document.
+    pub openapi: Arc<utoipa::openapi::OpenApi>,
+}
+
+impl std::fmt::Debug for AppState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AppState")
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Per-IP and per-address rate limiters.
+#[derive(Debug)]
+pub struct Limits {
+    per_ip: DefaultKeyedRateLimiter<IpAddr>,
+    per_address: DefaultKeyedRateLimiter<Address>,
+}
+
+impl Limits {
+    /// Limiters for the settings.
+    #[must_use]
+    pub fn new(settings: &Settings) -> Limits {
+        let burst = NonZeroU32::new(settings.rate_burst).unwrap_or(NonZeroU32::MIN);
+        let quota = |rate: u32| {
+            Quota::per_second(NonZeroU32::new(rate).unwrap_or(NonZeroU32::MIN)).allow_burst(burst)
+        };
+        Limits {
+            per_ip: RateLimiter::keyed(quota(settings.rate_per_ip)),
+            per_address: RateLimiter::keyed(quota(settings.rate_per_address)),
+        }
+    }
+
+    /// Forgets idle keys, so the limiters' memory stays bounded.
+    pub fn shrink(&self) {
+        self.per_ip.retain_recent();
+        self.per_address.retain_recent();
+    }
+}
+
+fn rate_limited(wait: Duration) -> ApiError {
+    ApiError::new(Api::RateLimited).retry_after(wait.as_secs_f64().ceil() as u64)
+}
+
+impl AppState {
+    /// The address a login token belongs to.
+    ///
+    /// # Errors
+    /// When the token is unknown, forged, revoked or expired.
+    pub async fn authenticate(&self, token: &str) -> Result<Address, ApiError> {
+        auth::authenticate(self, token).await
+    }
+
+    /// A match's view: from the engine while it holds the match, else from the database.
+    ///
+    /// # Errors
+    /// On a database failure.
+    pub async fn match_view(&self, id: MatchId) -> Result<Option<MatchView>, ApiError> {
+        let config = {
+            let engine = self.core.read().await;
+            if let Some(m) = engine.match_(id) {
+                return Ok(Some(MatchView::new(m, engine.config())));
+            }
+            engine.config().clone()
+        };
+        Ok(self
+            .store
+            .match_(id)
+            .await?
+            .map(|m| MatchView::new(&m, &config)))
+    }
+}
+
+/// The bearer token of a request, if any.
+#[must_use]
+pub fn bearer(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(header::AUTHORIZATION)?
+        .to_str()
+        .ok()?
+        .strip_prefix("Bearer ")
+        .map(str::trim)
+}
+
+/// The logged-in address of a request (and its per-address rate limit).
+#[derive(Copy, Clone, Debug)]
+pub struct Authed(pub Address);
+
+impl FromRequestParts<AppState> for Authed {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let token = bearer(&parts.headers).ok_or_else(|| ApiError::new(Api::Unauthorized))?;
+        let address = state.authenticate(token).await?;
+        if let Err(not_until) = state.limits.per_address.check_key(&address) {
+            return Err(rate_limited(
+                not_until.wait_time_from(governor::clock::DefaultClock::default().now()),
+            ));
+        }
+        Ok(Authed(address))
+    }
+}
+
+/// A JSON body whose errors come back in the API's error shape.
+#[derive(Debug)]
+pub struct ApiJson<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        match axum::Json::<T>::from_request(req, state).await {
+            Ok(axum::Json(v)) => Ok(ApiJson(v)),
+            Err(rejection) => {
+                if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+                    Err(ApiError::new(Api::PayloadTooLarge))
+                } else {
+                    Err(ApiError::with_message(
+                        Api::BadRequest,
+                        rejection.body_text(),
+                    ))
+                }
+            }
+        }
+    }
+}
+
+/// The OpenAPI document's frame; the paths come from the handlers.
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "Triad", description = "Tic-tac-toe and SOS for people, agents and staked matches. \
+        Every error is {code, error, message}; log in with /api/auth/challenge and /api/auth/login."),
+    modifiers(&BearerAuth),
+    tags(
+        (name = "auth", description = "Ed25519 challenge-response login"),
+        (name = "challenges", description = "Direct challenges, with consent (seeds 1, 2, 4)"),
+        (name = "queue", description = "The open queue (seed 3's play and cancel)"),
+        (name = "matches", description = "Playing, the computer, history"),
+        (name = "players", description = "Stats, ratings, the hall of fame"),
+        (name = "ledger", description = "Balances, deposits, withdrawals, the reserve"),
+        (name = "realtime", description = "The WebSocket"),
+        (name = "system", description = "Health, metrics, this document"),
+    )
+)]
+struct ApiDoc;
+
+struct BearerAuth;
+
+impl utoipa::Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+    }
+}
+
+/// The API's routes and their OpenAPI document.
+pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
+    OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .routes(routes!(auth::challenge))
+        .routes(routes!(auth::login))
+        .routes(routes!(auth::logout))
+        .routes(routes!(auth::me))
+        .routes(routes!(games::create_challenge, games::list_challenges))
+        .routes(routes!(games::accept_challenge))
+        .routes(routes!(games::decline_challenge))
+        .routes(routes!(games::withdraw_challenge))
+        .routes(routes!(games::join_queue, games::leave_queue))
+        .routes(routes!(games::play_computer))
+        .routes(routes!(games::list_matches))
+        .routes(routes!(games::get_match))
+        .routes(routes!(games::game_state))
+        .routes(routes!(games::make_move))
+        .routes(routes!(games::forfeit))
+        .routes(routes!(games::claim_timeout))
+        .routes(routes!(games::rematch))
+        .routes(routes!(games::match_events))
+        .routes(routes!(games::get_player))
+        .routes(routes!(games::leaderboard))
+        .routes(routes!(ledger::my_ledger))
+        .routes(routes!(ledger::deposit))
+        .routes(routes!(ledger::withdraw))
+        .routes(routes!(ledger::reserve))
+        .routes(routes!(ledger::collect))
+        .routes(routes!(ws::upgrade))
+        .routes(routes!(system::healthz))
+        .routes(routes!(system::metrics))
+        .routes(routes!(system::openapi_json))
+        .routes(routes!(system::dev_clock))
+        .split_for_parts()
+}
+
+/// Numbers each request, for the logs.
+#[derive(Clone, Debug, Default)]
+struct Counter(Arc<std::sync::atomic::AtomicU64>);
+
+impl MakeRequestId for Counter {
+    fn make_request_id<B>(&mut self, _: &axum::http::Request<B>) -> Option<RequestId> {
+        let n = self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        axum::http::HeaderValue::from_str(&format!("{n:x}"))
+            .ok()
+            .map(RequestId::new)
+    }
+}
+
+/// The whole application: routes, state and middleware. Tests drive it with `oneshot`.
+pub fn app(state: AppState) -> Router {
+    let (router, _) = routes();
+    let timeout = Duration::from_millis(state.settings.request_timeout_ms);
+    let in_flight = state.settings.max_in_flight_requests;
+    router
+        .fallback(|| async { ApiError::new(Api::NotFound) })
+        .layer(
+            ServiceBuilder::new()
+                .layer(SetRequestIdLayer::x_request_id(Counter::default()))
+                .layer(TraceLayer::new_for_http().make_span_with(|req: &axum::http::Request<_>| {
+                    let id = req
+                        .headers()
+                        .get("x-request-id")
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or("-")
+                        .to_owned();
+                    tracing::info_span!("request", request_id = %id, method = %req.method(), path = %req.uri().path())
+                }))
+                .layer(PropagateRequestIdLayer::x_request_id())
+                .layer(middleware::from_fn(record_metrics))
+                .layer(middleware::from_fn_with_state(state.clone(), limit_ip))
+                .layer(axum::error_handling::HandleErrorLayer::new(|e: tower::BoxError| async move {
+                    if e.is::<tower::timeout::error::Elapsed>() {
+                        ApiError::new(Api::Timeout)
+                    } else {
+                        ApiError::new(Api::TooManyConnections).retry_after(1)
+                    }
+                }))
+                .load_shed()
+                .concurrency_limit(in_flight)
+                .timeout(timeout),
+        )
+        .layer(DefaultBodyLimit::max(state.settings.max_body_bytes))
+        .with_state(state)
+}
+
+async fn limit_ip(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let ip = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map_or(IpAddr::from([127, 0, 0, 1]), |c| c.0.ip());
+    if let Err(not_until) = state.limits.per_ip.check_key(&ip) {
+        return rate_limited(
+            not_until.wait_time_from(governor::clock::DefaultClock::default().now()),
+        )
+        .into_response();
+    }
+    next.run(request).await
+}
+
+async fn record_metrics(request: Request, next: Next) -> Response {
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
+    let method = request.method().to_string();
+    let started = Instant::now();
+    let response = next.run(request).await;
+    let status = response.status().as_u16().to_string();
+    metrics::counter!("triad_http_requests_total", "route" => route.clone(), "method" => method, "status" => status).increment(1);
+    metrics::histogram!("triad_http_request_seconds", "route" => route)
+        .record(started.elapsed().as_secs_f64());
+    response
+}

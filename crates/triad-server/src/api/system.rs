@@ -1,0 +1,96 @@
+//! Health, metrics, the OpenAPI document, and the test-only clock.
+
+use axum::{Json, extract::State, http::header, response::IntoResponse};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::{
+    ApiJson, AppState,
+    error::{Api, ApiError, ErrorBody},
+};
+
+/// Whether the server works.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Health {
+    /// `ok` or `degraded`.
+    pub status: &'static str,
+    /// Whether the database answers.
+    pub database: bool,
+    /// Events in the log.
+    pub events: u64,
+    /// Matches not yet finished.
+    pub live_matches: usize,
+    /// Open WebSockets.
+    pub websockets: usize,
+}
+
+/// Health check.
+#[utoipa::path(get, path = "/healthz", tag = "system", responses((status = 200, body = Health), (status = 503, body = Health)))]
+pub async fn healthz(State(state): State<AppState>) -> impl IntoResponse {
+    let database = state.store.ping().await;
+    let (events, live_matches) = {
+        let engine = state.core.read().await;
+        (engine.next_seq() - 1, engine.live_matches().count())
+    };
+    let status = if database {
+        axum::http::StatusCode::OK
+    } else {
+        axum::http::StatusCode::SERVICE_UNAVAILABLE
+    };
+    let health = Health {
+        status: if database { "ok" } else { "degraded" },
+        database,
+        events,
+        live_matches,
+        websockets: state.hub.connections(),
+    };
+    (status, Json(health))
+}
+
+/// Prometheus metrics: requests and latencies by route, live matches, open sockets, commit
+/// batch sizes and latencies.
+#[utoipa::path(get, path = "/metrics", tag = "system", responses((status = 200, description = "Prometheus text format", content_type = "text/plain")))]
+pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+    metrics::gauge!("triad_open_websockets").set(state.hub.connections() as f64);
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        state.metrics.render(),
+    )
+}
+
+/// This API's OpenAPI 3.1 document.
+#[utoipa::path(get, path = "/api/openapi.json", tag = "system", responses((status = 200, description = "The OpenAPI document", content_type = "application/json")))]
+pub async fn openapi_json(State(state): State<AppState>) -> impl IntoResponse {
+    Json(state.openapi.as_ref().clone())
+}
+
+/// Move the test clock.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClockRequest {
+    /// Milliseconds to move forward.
+    pub advance_ms: u64,
+}
+
+/// The clock's time.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ClockView {
+    /// Milliseconds since the epoch.
+    pub now_ms: u64,
+}
+
+/// Tests only (`--dev-clock`): move the server's clock forward. Answers 404 otherwise.
+#[utoipa::path(post, path = "/api/dev/clock", tag = "system", request_body = ClockRequest,
+    responses((status = 200, body = ClockView), (status = 404, body = ErrorBody)))]
+pub async fn dev_clock(
+    State(state): State<AppState>,
+    ApiJson(req): ApiJson<ClockRequest>,
+) -> Result<Json<ClockView>, ApiError> {
+    if !state.core.clock().advance(req.advance_ms) {
+        return Err(ApiError::new(Api::NotFound));
+    }
+    state.core.wake_ticker();
+    Ok(Json(ClockView {
+        now_ms: state.core.clock().now_ms(),
+    }))
+}

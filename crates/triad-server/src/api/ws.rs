@@ -1,0 +1,257 @@
+//! The realtime WebSocket at `/api/ws`.
+//!
+//! Client messages (JSON text):
+//! - `{"type":"auth","token":"…"}` (or pass `?token=` on the upgrade request);
+//! - `{"type":"subscribe","topic":"match:7" | "inbox" | "lobby","since":<seq>}`: the server
+//!   first sends every event of the topic after `since` from the log, then live ones, with
+//!   no gap and no duplicate, then `{"type":"subscribed","topic":…,"seq":…}` once caught up;
+//! - `{"type":"unsubscribe","topic":…}`; `{"type":"ping"}`.
+//!
+//! Server messages: `{"type":"event","topic":…,"event":{…,"seq":…}}`, `subscribed`,
+//! `authed`, `pong`, and errors as `{"type":"error","code":…,"error":…,"message":…}`.
+//!
+//! A connection whose queue fills (a slow reader) is closed with code 4000; it reconnects
+//! and resubscribes with its last `seq`. On shutdown every socket gets a close frame (1001).
+
+use std::{collections::HashMap, num::NonZeroU32, time::Duration};
+
+use axum::{
+    extract::{
+        Query, State, WebSocketUpgrade,
+        ws::{CloseFrame, Message, Utf8Bytes, WebSocket},
+    },
+    http::HeaderMap,
+    response::{IntoResponse, Response},
+};
+use governor::{Quota, RateLimiter};
+use serde::Deserialize;
+use triad_engine::Address;
+
+use super::{
+    AppState,
+    error::{Api, ApiError},
+};
+use crate::hub::frame_text;
+
+/// The upgrade request's query.
+#[derive(Debug, Deserialize)]
+pub struct WsQuery {
+    /// A login token, for clients that cannot set headers (browsers).
+    pub token: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ClientMessage {
+    Auth {
+        token: String,
+    },
+    Subscribe {
+        topic: String,
+        #[serde(default)]
+        since: u64,
+    },
+    Unsubscribe {
+        topic: String,
+    },
+    Ping,
+}
+
+/// Upgrades to the realtime WebSocket.
+#[utoipa::path(get, path = "/api/ws", tag = "realtime",
+    params(("token" = Option<String>, Query, description = "A login token (or send an auth message)")),
+    responses((status = 101, description = "Switching to the WebSocket protocol"), (status = "4XX", body = super::error::ErrorBody)))]
+pub async fn upgrade(
+    State(state): State<AppState>,
+    Query(query): Query<WsQuery>,
+    headers: HeaderMap,
+    ws: WebSocketUpgrade,
+) -> Response {
+    if state.hub.is_closing() {
+        return ApiError::new(Api::ShuttingDown).into_response();
+    }
+    let Ok(permit) = state.ws_permits.clone().try_acquire_owned() else {
+        return ApiError::new(Api::TooManyConnections)
+            .retry_after(5)
+            .into_response();
+    };
+    let token = query
+        .token
+        .or_else(|| super::bearer(&headers).map(str::to_owned));
+    let address = match token {
+        Some(t) => match state.authenticate(&t).await {
+            Ok(a) => Some(a),
+            Err(e) => return e.into_response(),
+        },
+        None => None,
+    };
+    let max = state.settings.max_ws_message_bytes;
+    ws.max_message_size(max)
+        .max_frame_size(max)
+        .on_upgrade(move |socket| async move {
+            connection(socket, state, address).await;
+            drop(permit);
+        })
+}
+
+fn error_text(e: &ApiError) -> Utf8Bytes {
+    let body = serde_json::json!({
+        "type": "error", "code": e.body.code, "error": e.body.error, "message": e.body.message,
+    });
+    Utf8Bytes::from(body.to_string())
+}
+
+async fn send(socket: &mut WebSocket, text: Utf8Bytes) -> bool {
+    socket.send(Message::Text(text)).await.is_ok()
+}
+
+async fn close(socket: &mut WebSocket, code: u16, reason: &'static str) {
+    let _ = socket
+        .send(Message::Close(Some(CloseFrame {
+            code,
+            reason: Utf8Bytes::from_static(reason),
+        })))
+        .await;
+}
+
+async fn connection(mut socket: WebSocket, state: AppState, mut address: Option<Address>) {
+    let mut registration = state.hub.register(state.settings.ws_send_queue);
+    let id = registration.id;
+    // The highest sequence number delivered per topic, to drop duplicates between the
+    // catch-up from the log and the live frames.
+    let mut delivered: HashMap<String, u64> = HashMap::new();
+    let limiter = RateLimiter::direct(
+        Quota::per_second(NonZeroU32::new(20).unwrap_or(NonZeroU32::MIN))
+            .allow_burst(NonZeroU32::new(40).unwrap_or(NonZeroU32::MIN)),
+    );
+    let mut ping = tokio::time::interval(Duration::from_secs(25));
+    ping.tick().await;
+    let shutdown = registration.shutdown.clone();
+    let kicked = registration.kicked.clone();
+    loop {
+        tokio::select! {
+            biased;
+            () = shutdown.notified() => {
+                close(&mut socket, 1001, "server shutting down").await;
+                break;
+            }
+            () = kicked.notified() => {
+                close(&mut socket, 4000, "too slow: reconnect and resubscribe with your last seq").await;
+                break;
+            }
+            frame = registration.frames.recv() => {
+                let Some(frame) = frame else { break };
+                let seen = delivered.entry(frame.topic.to_string()).or_insert(0);
+                if frame.seq <= *seen {
+                    continue;
+                }
+                *seen = frame.seq;
+                if !send(&mut socket, frame.text).await {
+                    break;
+                }
+            }
+            message = socket.recv() => {
+                let text = match message {
+                    Some(Ok(Message::Text(text))) => text,
+                    Some(Ok(Message::Binary(_))) => {
+                        let e = ApiError::with_message(Api::BadRequest, "send JSON text messages");
+                        if !send(&mut socket, error_text(&e)).await { break }
+                        continue;
+                    }
+                    Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
+                    Some(Ok(_)) => continue,
+                };
+                if limiter.check().is_err() {
+                    let e = ApiError::with_message(Api::RateLimited, "too many messages; at most 20 a second");
+                    let _ = send(&mut socket, error_text(&e)).await;
+                    close(&mut socket, 1008, "message flood").await;
+                    break;
+                }
+                let reply = handle(&state, &mut socket, &mut address, id, &mut delivered, &text).await;
+                match reply {
+                    Ok(true) => {}
+                    Ok(false) => break,
+                    Err(e) => {
+                        if !send(&mut socket, error_text(&e)).await { break }
+                    }
+                }
+            }
+            _ = ping.tick() => {
+                if socket.send(Message::Ping(axum::body::Bytes::new())).await.is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    state.hub.unregister(id);
+}
+
+/// Handles one client message; `Ok(false)` when the socket is gone.
+async fn handle(
+    state: &AppState,
+    socket: &mut WebSocket,
+    address: &mut Option<Address>,
+    id: u64,
+    delivered: &mut HashMap<String, u64>,
+    text: &str,
+) -> Result<bool, ApiError> {
+    let message: ClientMessage = serde_json::from_str(text)
+        .map_err(|e| ApiError::with_message(Api::BadRequest, format!("unreadable message: {e}")))?;
+    match message {
+        ClientMessage::Ping => Ok(send(socket, Utf8Bytes::from_static(r#"{"type":"pong"}"#)).await),
+        ClientMessage::Auth { token } => {
+            let a = state.authenticate(&token).await?;
+            *address = Some(a);
+            let reply = serde_json::json!({"type": "authed", "address": a.to_string()});
+            Ok(send(socket, Utf8Bytes::from(reply.to_string())).await)
+        }
+        ClientMessage::Unsubscribe { topic } => {
+            let topic = resolve_topic(&topic, *address)?;
+            state.hub.unsubscribe(id, &topic);
+            delivered.remove(&topic);
+            Ok(true)
+        }
+        ClientMessage::Subscribe { topic, since } => {
+            let topic = resolve_topic(&topic, *address)?;
+            // Subscribe first, then read the log: live frames that arrive meanwhile wait in
+            // the queue and are dropped as duplicates if the log already had them.
+            state.hub.subscribe(id, &topic);
+            let mut last = since.max(delivered.get(&topic).copied().unwrap_or(0));
+            loop {
+                let page = state.store.topic_events(&topic, last, 500).await?;
+                let full = page.len() == 500;
+                for row in page {
+                    last = row.seq;
+                    if !send(socket, Utf8Bytes::from(frame_text(&topic, &row.body))).await {
+                        return Ok(false);
+                    }
+                }
+                if !full {
+                    break;
+                }
+            }
+            delivered.insert(topic.clone(), last);
+            let reply = serde_json::json!({"type": "subscribed", "topic": topic, "seq": last});
+            Ok(send(socket, Utf8Bytes::from(reply.to_string())).await)
+        }
+    }
+}
+
+fn resolve_topic(topic: &str, address: Option<Address>) -> Result<String, ApiError> {
+    match topic {
+        "lobby" => Ok("lobby".to_owned()),
+        "inbox" => address.map(|a| format!("inbox:{a}")).ok_or_else(|| {
+            ApiError::with_message(
+                Api::Unauthorized,
+                "log in (send an auth message) to follow your inbox",
+            )
+        }),
+        t => match t.strip_prefix("match:").and_then(|n| n.parse::<u64>().ok()) {
+            Some(n) => Ok(format!("match:{n}")),
+            None => Err(ApiError::with_message(
+                Api::BadRequest,
+                "topics are match:<id>, inbox and lobby",
+            )),
+        },
+    }
+}

@@ -1,0 +1,197 @@
+//! Settings of `triad serve`: each one can come from a flag, a `TRIAD_…` environment
+//! variable or a TOML file (`--config`), in that order of precedence, else its default.
+
+use std::{net::SocketAddr, path::PathBuf, str::FromStr};
+
+use serde::Deserialize;
+use triad_engine::{Address, PayoutRules, RematchStart};
+
+/// How logs are written.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Human,
+    /// One JSON object per line.
+    Json,
+}
+
+macro_rules! settings {
+    ($( $(#[doc = $doc:literal])* $name:ident : $ty:ty = $default:expr, env $env:literal; )*) => {
+        /// `triad serve`'s settings as given: every field optional.
+        #[derive(Clone, Debug, Default, Deserialize, clap::Args)]
+        #[serde(deny_unknown_fields)]
+        pub struct ServeArgs {
+            /// A TOML file with any of these settings (keys as the flags, with underscores).
+            #[arg(long, env = "TRIAD_CONFIG")]
+            #[serde(skip)]
+            pub config: Option<PathBuf>,
+            $(
+                $(#[doc = $doc])*
+                #[arg(long, env = $env)]
+                pub $name: Option<$ty>,
+            )*
+        }
+
+        /// The settings in force, every one resolved.
+        #[derive(Clone, Debug)]
+        pub struct Settings {
+            $( $(#[doc = $doc])* pub $name: $ty, )*
+        }
+
+        impl ServeArgs {
+            /// Resolves flags and environment over the TOML file over the defaults.
+            ///
+            /// # Errors
+            /// When the file cannot be read or parsed.
+            pub fn resolve(self) -> Result<Settings, String> {
+                let file = match &self.config {
+                    Some(path) => {
+                        let text = std::fs::read_to_string(path)
+                            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+                        toml::from_str::<ServeArgs>(&text)
+                            .map_err(|e| format!("{}: {e}", path.display()))?
+                    }
+                    None => ServeArgs::default(),
+                };
+                Ok(Settings {
+                    $( $name: self.$name.or(file.$name).unwrap_or_else(|| $default), )*
+                })
+            }
+        }
+    };
+}
+
+settings! {
+    /// Address to listen on [default: 127.0.0.1:8080].
+    addr: SocketAddr = SocketAddr::from(([127, 0, 0, 1], 8080)), env "TRIAD_ADDR";
+    /// Database: a path or sqlite://PATH for SQLite, postgres://… for PostgreSQL
+    /// [default: triad.db].
+    database: String = "triad.db".to_owned(), env "TRIAD_DATABASE";
+    /// The owner (operator): the only address that may deposit and collect the reserve
+    /// [default: the address of the local key file, if any; else nobody].
+    owner: Address = Address::ZERO, env "TRIAD_OWNER";
+    /// The domain named in login messages [default: the listen address].
+    domain: String = String::new(), env "TRIAD_DOMAIN";
+    /// Seed of the engine's random choices [default: drawn once and kept in the database].
+    seed: u64 = 0, env "TRIAD_SEED";
+    /// How long a staked wait must last before it can be cancelled, in ms [default: 120000].
+    wait_cancel_ms: u64 = 120_000, env "TRIAD_WAIT_CANCEL_MS";
+    /// How long the player to move has, in ms [default: 60000].
+    move_timeout_ms: u64 = 60_000, env "TRIAD_MOVE_TIMEOUT_MS";
+    /// How long a challenge stays open, in ms [default: 600000].
+    challenge_ttl_ms: u64 = 600_000, env "TRIAD_CHALLENGE_TTL_MS";
+    /// End a slow player's match automatically at the deadline instead of waiting for a
+    /// claim [default: false].
+    automatic_timeouts: bool = false, env "TRIAD_AUTOMATIC_TIMEOUTS";
+    /// Winner's share of the pot, in basis points [default: 9000, seed 3's 1.8 of 2].
+    win_bps_of_pot: u32 = PayoutRules::SEED3.win_bps_of_pot, env "TRIAD_WIN_BPS_OF_POT";
+    /// Each player's refund on a draw, in basis points of the stake [default: 9000].
+    draw_bps_of_stake: u32 = PayoutRules::SEED3.draw_bps_of_stake, env "TRIAD_DRAW_BPS_OF_STAKE";
+    /// Claimer's share of the pot after a timeout, in basis points [default: 9500].
+    timeout_bps_of_pot: u32 = PayoutRules::SEED3.timeout_bps_of_pot, env "TRIAD_TIMEOUT_BPS_OF_POT";
+    /// Refund on a cancelled wait, in basis points of the stake [default: 10000].
+    cancel_bps_of_stake: u32 = PayoutRules::SEED3.cancel_bps_of_stake, env "TRIAD_CANCEL_BPS_OF_STAKE";
+    /// Who starts a rematch: random or alternate [default: random].
+    rematch_start: RematchStartArg = RematchStartArg(RematchStart::Random), env "TRIAD_REMATCH_START";
+    /// The largest stake, in minor units [default: 10^18].
+    max_stake: u64 = 1_000_000_000_000_000_000, env "TRIAD_MAX_STAKE";
+    /// How long a finished match stays in memory, in ms (it stays in the database forever)
+    /// [default: 900000].
+    finished_retention_ms: u64 = 900_000, env "TRIAD_FINISHED_RETENTION_MS";
+    /// How long an idempotency key is remembered, in ms [default: 86400000].
+    idempotency_window_ms: u64 = 86_400_000, env "TRIAD_IDEMPOTENCY_WINDOW_MS";
+    /// How long a login token lasts, in ms [default: 86400000].
+    session_ttl_ms: u64 = 86_400_000, env "TRIAD_SESSION_TTL_MS";
+    /// Largest request body, in bytes [default: 16384].
+    max_body_bytes: usize = 16 * 1024, env "TRIAD_MAX_BODY_BYTES";
+    /// Largest WebSocket message, in bytes [default: 16384].
+    max_ws_message_bytes: usize = 16 * 1024, env "TRIAD_MAX_WS_MESSAGE_BYTES";
+    /// Frames queued for one WebSocket before it counts as too slow and is closed
+    /// [default: 1024].
+    ws_send_queue: usize = 1024, env "TRIAD_WS_SEND_QUEUE";
+    /// Longest time a request may take, in ms [default: 10000].
+    request_timeout_ms: u64 = 10_000, env "TRIAD_REQUEST_TIMEOUT_MS";
+    /// Most requests handled at once [default: 4096].
+    max_in_flight_requests: usize = 4096, env "TRIAD_MAX_IN_FLIGHT_REQUESTS";
+    /// Most WebSockets open at once [default: 50000].
+    max_websockets: usize = 50_000, env "TRIAD_MAX_WEBSOCKETS";
+    /// Requests per second allowed from one IP address, sustained [default: 200].
+    rate_per_ip: u32 = 200, env "TRIAD_RATE_PER_IP";
+    /// Requests per second allowed from one logged-in address, sustained [default: 50].
+    rate_per_address: u32 = 50, env "TRIAD_RATE_PER_ADDRESS";
+    /// Burst allowed above the sustained rates [default: 100].
+    rate_burst: u32 = 100, env "TRIAD_RATE_BURST";
+    /// Log format: human or json [default: human].
+    log_format: LogFormat = LogFormat::Human, env "TRIAD_LOG_FORMAT";
+    /// Tests only: let `POST /api/dev/clock` move the server's clock [default: false].
+    dev_clock: bool = false, env "TRIAD_DEV_CLOCK";
+}
+
+/// `random` or `alternate`, for the flag and the file.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct RematchStartArg(pub RematchStart);
+
+impl FromStr for RematchStartArg {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "random" => Ok(RematchStartArg(RematchStart::Random)),
+            "alternate" => Ok(RematchStartArg(RematchStart::Alternate)),
+            _ => Err("use random or alternate".to_owned()),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RematchStartArg {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+impl Settings {
+    /// The engine's configuration.
+    #[must_use]
+    pub fn engine_config(&self, seed: u64) -> triad_engine::Config {
+        let mut c = triad_engine::Config::new(self.owner);
+        c.seed = seed;
+        c.wait_cancel_ms = self.wait_cancel_ms;
+        c.move_timeout_ms = self.move_timeout_ms;
+        c.challenge_ttl_ms = self.challenge_ttl_ms;
+        c.automatic_timeouts = self.automatic_timeouts;
+        c.payouts = PayoutRules {
+            win_bps_of_pot: self.win_bps_of_pot,
+            draw_bps_of_stake: self.draw_bps_of_stake,
+            timeout_bps_of_pot: self.timeout_bps_of_pot,
+            cancel_bps_of_stake: self.cancel_bps_of_stake,
+        };
+        c.rematch_start = self.rematch_start.0;
+        c.max_stake = self.max_stake;
+        c.finished_retention_ms = self.finished_retention_ms;
+        c.idempotency_window_ms = self.idempotency_window_ms;
+        c
+    }
+
+    /// Checks the settings make sense together.
+    ///
+    /// # Errors
+    /// What is wrong and how to fix it.
+    pub fn validate(&self) -> Result<(), String> {
+        let payouts = self.engine_config(0).payouts;
+        if !payouts.is_valid() {
+            return Err("a payout share is above 10000 basis points (100%)".into());
+        }
+        if self.move_timeout_ms == 0 || self.challenge_ttl_ms == 0 {
+            return Err("move_timeout_ms and challenge_ttl_ms must be more than zero".into());
+        }
+        if self.rate_per_ip == 0 || self.rate_per_address == 0 || self.rate_burst == 0 {
+            return Err("rate limits must be more than zero".into());
+        }
+        if self.ws_send_queue == 0 || self.max_body_bytes < 256 {
+            return Err("ws_send_queue must be positive and max_body_bytes at least 256".into());
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,263 @@
+//! Realtime fan-out: which topics an event goes to, and the subscribers of each topic.
+//!
+//! Topics are `match:<id>` (everything about a match: players and spectators),
+//! `inbox:<address>` (challenges, match starts and ends, money of that address) and
+//! `lobby` (queue activity, starts and ends). Each event is encoded once per topic and the
+//! same bytes go to every subscriber. Every connection has a bounded queue; a subscriber
+//! whose queue is full is too slow: it is dropped from every topic and told to close, so it
+//! never slows the others. It reconnects and catches up from its last sequence number.
+
+use std::{
+    collections::{HashMap, HashSet},
+    sync::{Arc, Mutex},
+};
+
+use axum::extract::ws::Utf8Bytes;
+use tokio::sync::{Notify, mpsc};
+use triad_engine::{Account, Address, Engine, Event, EventKind, Seat};
+
+/// One encoded event for one topic.
+#[derive(Clone, Debug)]
+pub struct Frame {
+    /// The topic it was published on.
+    pub topic: Arc<str>,
+    /// The event's sequence number.
+    pub seq: u64,
+    /// `{"type":"event","topic":…,"event":…}`.
+    pub text: Utf8Bytes,
+}
+
+/// Builds a frame's text from an event's JSON.
+#[must_use]
+pub fn frame_text(topic: &str, event_json: &str) -> String {
+    let topic = serde_json::to_string(topic).unwrap_or_default();
+    format!(r#"{{"type":"event","topic":{topic},"event":{event_json}}}"#)
+}
+
+/// The topics an event is published on. Needs the engine after the event, for the seats of
+/// the match it concerns.
+#[must_use]
+pub fn topics(event: &Event, engine: &Engine) -> Vec<String> {
+    let mut out = Vec::with_capacity(4);
+    let mut inbox: Vec<Address> = Vec::new();
+    if let Some(id) = event.match_id() {
+        out.push(format!("match:{id}"));
+    }
+    let participants = |inbox: &mut Vec<Address>| {
+        if let Some(m) = event.match_id().and_then(|id| engine.match_(id)) {
+            inbox.extend(m.participants());
+            if let Some(c) = m.challenge {
+                inbox.push(c.challenger);
+                inbox.push(c.opponent);
+            }
+        }
+    };
+    match &event.kind {
+        EventKind::ChallengeIssued {
+            challenger,
+            opponent,
+            ..
+        } => inbox.extend([*challenger, *opponent]),
+        EventKind::ChallengeAccepted { .. }
+        | EventKind::ChallengeDeclined { .. }
+        | EventKind::ChallengeExpired { .. }
+        | EventKind::RematchOffered { .. } => participants(&mut inbox),
+        EventKind::Queued { player, .. } => {
+            inbox.push(*player);
+            out.push("lobby".to_owned());
+        }
+        EventKind::GameStarted { seats, .. } => {
+            inbox.extend(seats.iter().filter_map(Seat::address));
+            out.push("lobby".to_owned());
+        }
+        EventKind::GameEnded { .. } => {
+            participants(&mut inbox);
+            out.push("lobby".to_owned());
+        }
+        EventKind::Transferred { transfer, .. } => {
+            for account in [transfer.from, transfer.to] {
+                if let Account::Player(a) = account {
+                    inbox.push(a);
+                }
+            }
+        }
+        EventKind::Moved { .. } => {}
+    }
+    let mut seen = HashSet::new();
+    for a in inbox {
+        if seen.insert(a) {
+            out.push(format!("inbox:{a}"));
+        }
+    }
+    out
+}
+
+type ConnId = u64;
+
+#[derive(Debug)]
+struct Conn {
+    tx: mpsc::Sender<Frame>,
+    kicked: Arc<Notify>,
+    topics: HashSet<String>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    topics: HashMap<String, HashSet<ConnId>>,
+    conns: HashMap<ConnId, Conn>,
+    next_id: ConnId,
+    closing: bool,
+}
+
+/// The subscribers of every topic.
+#[derive(Clone, Debug, Default)]
+pub struct Hub {
+    inner: Arc<Mutex<Inner>>,
+    shutdown: Arc<Notify>,
+}
+
+/// A connection's registration: its frames, and the signal that it must close.
+#[derive(Debug)]
+pub struct Registration {
+    /// The connection's id in the hub.
+    pub id: u64,
+    /// Frames of the topics it subscribed to.
+    pub frames: mpsc::Receiver<Frame>,
+    /// Notified when the connection was too slow and was dropped.
+    pub kicked: Arc<Notify>,
+    /// Notified when the server shuts down.
+    pub shutdown: Arc<Notify>,
+}
+
+impl Hub {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Registers a connection with a queue of `capacity` frames.
+    pub fn register(&self, capacity: usize) -> Registration {
+        let (tx, frames) = mpsc::channel(capacity);
+        let kicked = Arc::new(Notify::new());
+        let mut inner = self.lock();
+        inner.next_id += 1;
+        let id = inner.next_id;
+        inner.conns.insert(
+            id,
+            Conn {
+                tx,
+                kicked: kicked.clone(),
+                topics: HashSet::new(),
+            },
+        );
+        metrics::gauge!("triad_open_websockets").set(inner.conns.len() as f64);
+        Registration {
+            id,
+            frames,
+            kicked,
+            shutdown: self.shutdown.clone(),
+        }
+    }
+
+    /// Subscribes a connection to a topic.
+    pub fn subscribe(&self, id: u64, topic: &str) {
+        let mut inner = self.lock();
+        if let Some(conn) = inner.conns.get_mut(&id) {
+            conn.topics.insert(topic.to_owned());
+            inner.topics.entry(topic.to_owned()).or_default().insert(id);
+        }
+    }
+
+    /// Unsubscribes a connection from a topic.
+    pub fn unsubscribe(&self, id: u64, topic: &str) {
+        let mut inner = self.lock();
+        if let Some(conn) = inner.conns.get_mut(&id) {
+            conn.topics.remove(topic);
+        }
+        remove_from_topic(&mut inner, topic, id);
+    }
+
+    /// Forgets a connection.
+    pub fn unregister(&self, id: u64) {
+        let mut inner = self.lock();
+        drop_conn(&mut inner, id);
+        metrics::gauge!("triad_open_websockets").set(inner.conns.len() as f64);
+    }
+
+    /// Sends committed events to their topics' subscribers.
+    pub fn publish(&self, events: &[(&Event, Vec<String>)]) {
+        let mut inner = self.lock();
+        if inner.topics.is_empty() {
+            return;
+        }
+        let mut slow: Vec<ConnId> = Vec::new();
+        for (event, topics) in events {
+            let mut json: Option<String> = None;
+            for topic in topics {
+                let Some(subscribers) = inner.topics.get(topic) else {
+                    continue;
+                };
+                if subscribers.is_empty() {
+                    continue;
+                }
+                let json =
+                    json.get_or_insert_with(|| serde_json::to_string(event).unwrap_or_default());
+                let frame = Frame {
+                    topic: Arc::from(topic.as_str()),
+                    seq: event.seq,
+                    text: Utf8Bytes::from(frame_text(topic, json)),
+                };
+                for id in subscribers {
+                    if let Some(conn) = inner.conns.get(id)
+                        && conn.tx.try_send(frame.clone()).is_err()
+                    {
+                        slow.push(*id);
+                    }
+                }
+            }
+        }
+        for id in slow {
+            if let Some(conn) = inner.conns.get(&id) {
+                conn.kicked.notify_one();
+            }
+            drop_conn(&mut inner, id);
+            metrics::counter!("triad_slow_websockets_dropped_total").increment(1);
+        }
+    }
+
+    /// Tells every connection to close (graceful shutdown).
+    pub fn close_all(&self) {
+        self.lock().closing = true;
+        self.shutdown.notify_waiters();
+    }
+
+    /// Whether the server is shutting down.
+    #[must_use]
+    pub fn is_closing(&self) -> bool {
+        self.lock().closing
+    }
+
+    /// The number of open connections.
+    #[must_use]
+    pub fn connections(&self) -> usize {
+        self.lock().conns.len()
+    }
+}
+
+fn remove_from_topic(inner: &mut Inner, topic: &str, id: ConnId) {
+    if let Some(set) = inner.topics.get_mut(topic) {
+        set.remove(&id);
+        if set.is_empty() {
+            inner.topics.remove(topic);
+        }
+    }
+}
+
+fn drop_conn(inner: &mut Inner, id: ConnId) {
+    if let Some(conn) = inner.conns.remove(&id) {
+        for topic in &conn.topics {
+            remove_from_topic(inner, topic, id);
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! `triad serve`: the HTTP and WebSocket API over the match engine, durable on SQLite (or
+//! PostgreSQL).
+//!
+//! [`serve`] opens the database, rebuilds the engine from its event log, and serves
+//! [`api::app`] until SIGINT or SIGTERM, then shuts down gracefully: it stops accepting,
+//! finishes in-flight commands, closes every WebSocket with a close frame and checkpoints
+//! the database.
+//!
+//! The layers, from the outside in: [`api`] turns requests into engine commands and views;
+//! [`core::Core`] owns the engine, batches commands and commits each batch's events in one
+//! transaction before answering; [`store::Store`] is the event log and its projections;
+//! [`hub::Hub`] fans committed events out to WebSocket subscribers.
+
+pub mod api;
+pub mod config;
+pub mod core;
+pub mod hub;
+pub mod store;
+
+use std::{
+    net::SocketAddr,
+    sync::{Arc, OnceLock, atomic::AtomicU64},
+    time::Duration,
+};
+
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use tokio::net::TcpListener;
+
+pub use crate::config::{ServeArgs, Settings};
+use crate::{
+    api::{AppState, Limits, auth::AuthState},
+    core::{Clock, Core},
+    hub::Hub,
+    store::Store,
+};
+
+/// Why the server could not start or run.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// A setting is wrong.
+    #[error("{0}")]
+    Settings(String),
+    /// The database could not be opened or read.
+    #[error(transparent)]
+    Store(#[from] store::StoreError),
+    /// The address could not be bound or served.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// The process-wide Prometheus recorder (a recorder can be installed once per process).
+fn prometheus() -> PrometheusHandle {
+    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+    HANDLE
+        .get_or_init(|| {
+            let recorder = PrometheusBuilder::new().build_recorder();
+            let handle = recorder.handle();
+            let _ = metrics::set_global_recorder(recorder);
+            handle
+        })
+        .clone()
+}
+
+/// A running server's parts, for tests and for [`serve`].
+#[derive(Debug)]
+pub struct Running {
+    /// The application state.
+    pub state: AppState,
+    core_task: tokio::task::JoinHandle<()>,
+}
+
+/// Opens the database, rebuilds the engine, and starts the core.
+///
+/// # Errors
+/// When the settings are wrong or the database cannot be opened.
+pub async fn start(settings: Settings) -> Result<Running, ServeError> {
+    settings.validate().map_err(ServeError::Settings)?;
+    let store = Store::open(&settings.database).await?;
+    // The engine's seed is drawn once and kept, so a replay makes the same choices.
+    let seed = if settings.seed != 0 {
+        settings.seed
+    } else {
+        let mut bytes = [0u8; 8];
+        rand::TryRng::try_fill_bytes(&mut rand::rngs::SysRng, &mut bytes)
+            .map_err(|e| ServeError::Settings(format!("no randomness for the engine seed: {e}")))?;
+        u64::from_le_bytes(bytes)
+    };
+    let seed: u64 = store
+        .setting_or_insert("engine_seed", &seed.to_string())
+        .await?
+        .parse()
+        .map_err(|_| ServeError::Settings("the stored engine seed is not a number".into()))?;
+    let engine = store.load_engine(settings.engine_config(seed)).await?;
+    if engine.config().owner.is_zero() {
+        tracing::warn!(
+            "no owner is set (--owner): deposits and collecting the reserve are disabled"
+        );
+    }
+    let clock = Arc::new(if settings.dev_clock {
+        tracing::warn!(
+            "the dev clock is on: POST /api/dev/clock moves time; never use this in production"
+        );
+        Clock::Manual(AtomicU64::new(Clock::System.now_ms()))
+    } else {
+        Clock::System
+    });
+    let hub = Hub::default();
+    let (core, core_task) = Core::start(engine, store.clone(), hub.clone(), clock);
+    let (_, openapi) = api::routes();
+    let state = AppState {
+        core,
+        store,
+        hub,
+        limits: Arc::new(Limits::new(&settings)),
+        ws_permits: Arc::new(tokio::sync::Semaphore::new(settings.max_websockets)),
+        settings: Arc::new(settings),
+        auth: Arc::new(AuthState::default()),
+        metrics: prometheus(),
+        openapi: Arc::new(openapi),
+    };
+    let limits = state.limits.clone();
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            limits.shrink();
+        }
+    });
+    Ok(Running { state, core_task })
+}
+
+impl Running {
+    /// Stops the core after the last command and flushes the database.
+    pub async fn stop(self) {
+        let Running { state, core_task } = self;
+        state.hub.close_all();
+        let store = state.store.clone();
+        state.core.shut_down();
+        drop(state);
+        if tokio::time::timeout(Duration::from_secs(10), core_task)
+            .await
+            .is_err()
+        {
+            tracing::warn!("the core did not stop within 10 s");
+        }
+        store.close().await;
+    }
+}
+
+/// Waits for SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => {
+                    let _ = interrupt.await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = interrupt => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = interrupt.await;
+}
+
+/// Runs `triad serve` until SIGINT or SIGTERM.
+///
+/// # Errors
+/// When the server cannot start.
+pub async fn serve(settings: Settings) -> Result<(), ServeError> {
+    let addr = settings.addr;
+    let running = start(settings).await?;
+    let listener = TcpListener::bind(addr).await?;
+    let local = listener.local_addr()?;
+    tracing::info!("Triad is listening on http://{local}");
+    println!("Triad is listening on http://{local}");
+    let app = api::app(running.state.clone());
+    let hub = running.state.hub.clone();
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(async move {
+        shutdown_signal().await;
+        tracing::info!("shutting down: no new connections; closing WebSockets");
+        hub.close_all();
+    })
+    .await?;
+    running.stop().await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+impl AppState {
+    /// The domain named in login messages.
+    #[must_use]
+    pub fn domain(&self) -> String {
+        if self.settings.domain.is_empty() {
+            self.settings.addr.to_string()
+        } else {
+            self.settings.domain.clone()
+        }
+    }
+}

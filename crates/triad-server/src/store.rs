@@ -1,0 +1,561 @@
+//! Durable storage: the event log and its projections, on SQLite or PostgreSQL through one
+//! SQL text (sqlx's `Any` driver with `$1` placeholders).
+//!
+//! The event log is the source of truth. A batch of commands is committed as one
+//! transaction (group commit): its events, the topics they were published on, the latest
+//! state of every match they touched, and each player's ledger entries. On start the engine
+//! is rebuilt by replaying the log.
+
+use std::{borrow::Cow, str::FromStr, time::Instant};
+
+use sqlx::{
+    AnyPool, Row,
+    any::{AnyConnectOptions, AnyPoolOptions},
+    migrate::{Migrate, MigrateError, Migration, MigrationType, Migrator},
+};
+use triad_engine::{Account, Address, Engine, Event, EventKind, Match, MatchId};
+
+/// Which database engine.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// An SQLite file in WAL mode.
+    Sqlite,
+    /// A PostgreSQL server.
+    Postgres,
+}
+
+/// A storage failure.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database said no.
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+    /// The schema could not be brought up to date.
+    #[error("{0}")]
+    Schema(String),
+    /// A stored row could not be read back.
+    #[error("corrupt row: {0}")]
+    Corrupt(String),
+}
+
+/// The schema versions this binary knows: `(version, description, SQLite, PostgreSQL)`.
+const MIGRATIONS: &[(i64, &str, &str, &str)] = &[(
+    1,
+    "events, projections, sessions",
+    include_str!("../migrations/sqlite/0001_init.sql"),
+    include_str!("../migrations/postgres/0001_init.sql"),
+)];
+
+/// The latest schema version this binary writes.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// A stored realtime event: its sequence number and JSON body.
+#[derive(Clone, Debug)]
+pub struct StoredEvent {
+    /// The event's sequence number.
+    pub seq: u64,
+    /// The event as JSON.
+    pub body: String,
+}
+
+/// One row of a player's ledger.
+#[derive(Clone, Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct LedgerEntry {
+    /// The event that moved the money.
+    pub seq: u64,
+    /// Signed amount in minor units, as a decimal string: credits positive, debits negative.
+    pub amount: String,
+    /// Why: deposit, withdrawal, stake, payout, refund, collect.
+    pub reason: String,
+    /// The match it concerns, if any.
+    pub match_id: Option<u64>,
+}
+
+/// What one commit writes.
+#[derive(Debug, Default)]
+pub struct Commit<'a> {
+    /// The events, in order, with the topics each was published on.
+    pub events: Vec<(&'a Event, Vec<String>)>,
+    /// The matches the events touched, as they now are.
+    pub matches: Vec<Match>,
+}
+
+/// The database.
+#[derive(Clone, Debug)]
+pub struct Store {
+    pool: AnyPool,
+    backend: Backend,
+}
+
+fn to_i64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+fn to_u64(v: i64) -> u64 {
+    u64::try_from(v).unwrap_or(0)
+}
+
+impl Store {
+    /// Opens (creating if needed) the database at `url`: a plain path or `sqlite://PATH`
+    /// for SQLite, `postgres://…` for PostgreSQL. Brings the schema up to date, and refuses a
+    /// database written by a newer Triad.
+    ///
+    /// # Errors
+    /// When the database cannot be opened or migrated.
+    pub async fn open(url: &str) -> Result<Store, StoreError> {
+        sqlx::any::install_default_drivers();
+        let (backend, url) = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            (Backend::Postgres, url.to_owned())
+        } else {
+            let path = url
+                .strip_prefix("sqlite://")
+                .or_else(|| url.strip_prefix("sqlite:"))
+                .unwrap_or(url);
+            (Backend::Sqlite, format!("sqlite://{path}?mode=rwc"))
+        };
+        let options = AnyConnectOptions::from_str(&url)?;
+        let pool = AnyPoolOptions::new()
+            .max_connections(if backend == Backend::Sqlite { 8 } else { 16 })
+            .after_connect(move |conn, _| {
+                Box::pin(async move {
+                    if backend == Backend::Sqlite {
+                        // WAL lets readers run beside the one writer; FULL makes every
+                        // acknowledged commit survive a power cut, not only a crash.
+                        sqlx::raw_sql(
+                            "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; \
+                             PRAGMA busy_timeout = 10000; PRAGMA foreign_keys = ON;",
+                        )
+                        .execute(&mut *conn)
+                        .await?;
+                    }
+                    Ok(())
+                })
+            })
+            .connect_with(options)
+            .await?;
+        let store = Store { pool, backend };
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    /// Which database engine this is.
+    #[must_use]
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    async fn migrate(&self) -> Result<(), StoreError> {
+        let migrations = MIGRATIONS
+            .iter()
+            .map(|&(version, description, sqlite, postgres)| {
+                let sql = match self.backend {
+                    Backend::Sqlite => sqlite,
+                    Backend::Postgres => postgres,
+                };
+                Migration::new(
+                    version,
+                    Cow::Borrowed(description),
+                    MigrationType::Simple,
+                    sqlx::SqlStr::from_static(sql),
+                    false,
+                )
+            })
+            .collect();
+        let migrator = Migrator::with_migrations(migrations);
+        let mut conn = self.pool.acquire().await?;
+        // A database written by a newer Triad has migrations this binary does not know.
+        conn.ensure_migrations_table("_sqlx_migrations")
+            .await
+            .map_err(schema_error)?;
+        let applied = conn
+            .list_applied_migrations("_sqlx_migrations")
+            .await
+            .map_err(schema_error)?;
+        if let Some(newest) = applied.iter().map(|m| m.version).max()
+            && newest > SCHEMA_VERSION
+        {
+            return Err(StoreError::Schema(format!(
+                "this database was written by a newer version of Triad (schema version {newest}); \
+                 this binary understands up to version {SCHEMA_VERSION}. Upgrade triad, or use another database."
+            )));
+        }
+        drop(conn);
+        migrator.run(&self.pool).await.map_err(schema_error)?;
+        Ok(())
+    }
+
+    /// The value of a fixed setting, if stored.
+    ///
+    /// # Errors
+    /// On a database failure.
+    pub async fn setting(&self, key: &str) -> Result<Option<String>, StoreError> {
+        let row = sqlx::query("SELECT value FROM settings WHERE key = $1")
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.map(|r| r.get::<String, _>(0)))
+    }
+
+    /// Stores a fixed setting unless one is already stored; returns the value in force.
+    ///
+    /// # Errors
+    /// On a database failure.
+    pub async fn setting_or_insert(&self, key: &str, value: &str) -> Result<String, StoreError> {
+        sqlx::query(
+            "INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING",
+        )
+        .bind(key)
+        .bind(value)
+        .execute(&self.pool)
+        .await?;
+        Ok(self.setting(key).await?.unwrap_or_else(|| value.to_owned()))
+    }
+
+    /// Rebuilds the engine from the event log.
+    ///
+    /// # Errors
+    /// When a row cannot be read, or the log is not one the engine could have written.
+    pub async fn load_engine(&self, config: triad_engine::Config) -> Result<Engine, StoreError> {
+        let started = Instant::now();
+        let mut engine = Engine::new(config);
+        let mut after: i64 = 0;
+        loop {
+            let rows =
+                sqlx::query("SELECT seq, body FROM events WHERE seq > $1 ORDER BY seq LIMIT 10000")
+                    .bind(after)
+                    .fetch_all(&self.pool)
+                    .await?;
+            if rows.is_empty() {
+                break;
+            }
+            for row in rows {
+                let seq: i64 = row.try_get(0)?;
+                let body: String = row.try_get(1)?;
+                let event: Event = serde_json::from_str(&body)
+                    .map_err(|e| StoreError::Corrupt(format!("event {seq}: {e}")))?;
+                if event.seq != to_u64(seq) || event.seq != engine.next_seq() {
+                    return Err(StoreError::Corrupt(format!(
+                        "event {seq} does not follow event {}",
+                        engine.next_seq() - 1
+                    )));
+                }
+                let applied =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| engine.apply(&event)));
+                if applied.is_err() {
+                    return Err(StoreError::Corrupt(format!(
+                        "event {seq} does not follow from the log before it"
+                    )));
+                }
+                after = seq;
+            }
+        }
+        engine.audit().map_err(StoreError::Corrupt)?;
+        tracing::info!(
+            events = engine.next_seq() - 1,
+            live_matches = engine.live_matches().count(),
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "rebuilt the engine from the event log"
+        );
+        Ok(engine)
+    }
+
+    /// Commits one batch in one transaction.
+    ///
+    /// # Errors
+    /// On a database failure; then nothing of the batch is stored.
+    pub async fn commit(&self, commit: &Commit<'_>) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await?;
+        for (event, topics) in &commit.events {
+            let body =
+                serde_json::to_string(event).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+            sqlx::query(
+                "INSERT INTO events (seq, at_ms, match_id, kind, body) VALUES ($1, $2, $3, $4, $5)",
+            )
+            .bind(to_i64(event.seq))
+            .bind(to_i64(event.at_ms))
+            .bind(event.match_id().map(|m| to_i64(m.0)))
+            .bind(kind_name(&event.kind))
+            .bind(body)
+            .execute(&mut *tx)
+            .await?;
+            for topic in topics {
+                sqlx::query("INSERT INTO event_topics (topic, seq) VALUES ($1, $2)")
+                    .bind(topic.as_str())
+                    .bind(to_i64(event.seq))
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            if let EventKind::Transferred { match_id, transfer } = &event.kind {
+                for (account, sign) in [(transfer.from, "-"), (transfer.to, "")] {
+                    if let Account::Player(address) = account {
+                        sqlx::query(
+                            "INSERT INTO ledger_entries (address, seq, amount, reason, match_id) VALUES ($1, $2, $3, $4, $5)",
+                        )
+                        .bind(address.to_string())
+                        .bind(to_i64(event.seq))
+                        .bind(format!("{sign}{}", transfer.amount))
+                        .bind(serde_plain(&transfer.reason))
+                        .bind(match_id.map(|m| to_i64(m.0)))
+                        .execute(&mut *tx)
+                        .await?;
+                    }
+                }
+            }
+        }
+        for m in &commit.matches {
+            let body = serde_json::to_string(m).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+            sqlx::query(
+                "INSERT INTO matches (id, game, stake, origin, phase, reason, created_ms, updated_ms, body) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+                 ON CONFLICT (id) DO UPDATE SET phase = excluded.phase, reason = excluded.reason, \
+                 updated_ms = excluded.updated_ms, body = excluded.body",
+            )
+            .bind(to_i64(m.id.0))
+            .bind(m.game().name())
+            .bind(m.stake.to_string())
+            .bind(origin_name(m))
+            .bind(m.phase.name())
+            .bind(m.result.map(|r| r.reason.name()))
+            .bind(to_i64(m.created_ms))
+            .bind(to_i64(m.result.map_or(m.last_activity_ms, |r| r.ended_ms)))
+            .bind(body)
+            .execute(&mut *tx)
+            .await?;
+            for address in m
+                .participants()
+                .iter()
+                .chain(m.challenge.map(|c| c.opponent).iter())
+            {
+                sqlx::query("INSERT INTO match_players (address, match_id) VALUES ($1, $2) ON CONFLICT DO NOTHING")
+                    .bind(address.to_string())
+                    .bind(to_i64(m.id.0))
+                    .execute(&mut *tx)
+                    .await?;
+            }
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Events published on `topic` after `since`, oldest first, at most `limit`.
+    ///
+    /// # Errors
+    /// On a database failure.
+    pub async fn topic_events(
+        &self,
+        topic: &str,
+        since: u64,
+        limit: u32,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT e.seq, e.body FROM event_topics t JOIN events e ON e.seq = t.seq \
+             WHERE t.topic = $1 AND t.seq > $2 ORDER BY t.seq LIMIT $3",
+        )
+        .bind(topic)
+        .bind(to_i64(since))
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter()
+            .map(|r| {
+                Ok(StoredEvent {
+                    seq: to_u64(r.try_get(0)?),
+                    body: r.try_get(1)?,
+                })
+            })
+            .collect()
+    }
+
+    /// A match as last stored.
+    ///
+    /// # Errors
+    /// On a database failure or a corrupt row.
+    pub async fn match_(&self, id: MatchId) -> Result<Option<Match>, StoreError> {
+        let row = sqlx::query("SELECT body FROM matches WHERE id = $1")
+            .bind(to_i64(id.0))
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|r| {
+            let body: String = r.try_get(0)?;
+            serde_json::from_str(&body).map_err(|e| StoreError::Corrupt(format!("match {id}: {e}")))
+        })
+        .transpose()
+    }
+
+    /// Matches, newest first, optionally of one player and in one phase, with ids below
+    /// `before` (for paging).
+    ///
+    /// # Errors
+    /// On a database failure or a corrupt row.
+    pub async fn list_matches(
+        &self,
+        player: Option<Address>,
+        phase: Option<&str>,
+        before: Option<u64>,
+        limit: u32,
+    ) -> Result<Vec<Match>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT m.body FROM matches m \
+             WHERE ($1 IS NULL OR m.id IN (SELECT match_id FROM match_players WHERE address = $1)) \
+             AND ($2 IS NULL OR m.phase = $2) AND m.id < $3 \
+             ORDER BY m.id DESC LIMIT $4",
+        )
+        .bind(player.map(|a| a.to_string()))
+        .bind(phase)
+        .bind(to_i64(before.unwrap_or(u64::MAX)))
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter()
+            .map(|r| {
+                let body: String = r.try_get(0)?;
+                serde_json::from_str(&body).map_err(|e| StoreError::Corrupt(e.to_string()))
+            })
+            .collect()
+    }
+
+    /// A player's ledger entries, newest first, with seq below `before`.
+    ///
+    /// # Errors
+    /// On a database failure.
+    pub async fn ledger_entries(
+        &self,
+        address: Address,
+        before: Option<u64>,
+        limit: u32,
+    ) -> Result<Vec<LedgerEntry>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT seq, amount, reason, match_id FROM ledger_entries \
+             WHERE address = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3",
+        )
+        .bind(address.to_string())
+        .bind(to_i64(before.unwrap_or(u64::MAX)))
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter()
+            .map(|r| {
+                Ok(LedgerEntry {
+                    seq: to_u64(r.try_get(0)?),
+                    amount: r.try_get(1)?,
+                    reason: r.try_get(2)?,
+                    match_id: r.try_get::<Option<i64>, _>(3)?.map(to_u64),
+                })
+            })
+            .collect()
+    }
+
+    /// Stores a session.
+    ///
+    /// # Errors
+    /// On a database failure.
+    pub async fn save_session(
+        &self,
+        token_hash: &str,
+        address: Address,
+        public_key: &str,
+        created_ms: u64,
+        expires_ms: u64,
+    ) -> Result<(), StoreError> {
+        sqlx::query("INSERT INTO sessions (token_hash, address, public_key, created_ms, expires_ms) VALUES ($1, $2, $3, $4, $5)")
+            .bind(token_hash)
+            .bind(address.to_string())
+            .bind(public_key)
+            .bind(to_i64(created_ms))
+            .bind(to_i64(expires_ms))
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// The address and expiry of a session, if it exists.
+    ///
+    /// # Errors
+    /// On a database failure or a corrupt row.
+    pub async fn session(&self, token_hash: &str) -> Result<Option<(Address, u64)>, StoreError> {
+        let row = sqlx::query("SELECT address, expires_ms FROM sessions WHERE token_hash = $1")
+            .bind(token_hash)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|r| {
+            let address: String = r.try_get(0)?;
+            let address = address
+                .parse()
+                .map_err(|_| StoreError::Corrupt(format!("session address {address}")))?;
+            Ok((address, to_u64(r.try_get(1)?)))
+        })
+        .transpose()
+    }
+
+    /// Deletes a session (logout), and every expired one.
+    ///
+    /// # Errors
+    /// On a database failure.
+    pub async fn delete_session(&self, token_hash: &str, now_ms: u64) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM sessions WHERE token_hash = $1 OR expires_ms < $2")
+            .bind(token_hash)
+            .bind(to_i64(now_ms))
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Whether the database answers.
+    pub async fn ping(&self) -> bool {
+        sqlx::query("SELECT 1").fetch_one(&self.pool).await.is_ok()
+    }
+
+    /// Flushes and closes: on SQLite, checkpoints the WAL into the main file.
+    pub async fn close(&self) {
+        if self.backend == Backend::Sqlite {
+            let _ = sqlx::raw_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+                .execute(&self.pool)
+                .await;
+        }
+        self.pool.close().await;
+    }
+}
+
+fn schema_error(e: MigrateError) -> StoreError {
+    StoreError::Schema(match e {
+        MigrateError::VersionMissing(v) => format!(
+            "this database has schema migration {v}, which this binary does not know: it was written by a newer \
+             version of Triad. Upgrade triad, or use another database."
+        ),
+        other => format!("could not bring the database schema up to date: {other}"),
+    })
+}
+
+fn serde_plain<T: serde::Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(s)) => s,
+        Ok(other) => other.to_string(),
+        Err(_) => String::new(),
+    }
+}
+
+fn origin_name(m: &Match) -> &'static str {
+    match m.origin {
+        triad_engine::Origin::Queue => "queue",
+        triad_engine::Origin::Challenge => "challenge",
+        triad_engine::Origin::Computer => "computer",
+        triad_engine::Origin::Rematch { .. } => "rematch",
+    }
+}
+
+/// The stable snake_case name of an event kind.
+#[must_use]
+pub fn kind_name(kind: &EventKind) -> &'static str {
+    match kind {
+        EventKind::ChallengeIssued { .. } => "challenge_issued",
+        EventKind::ChallengeAccepted { .. } => "challenge_accepted",
+        EventKind::ChallengeDeclined { .. } => "challenge_declined",
+        EventKind::ChallengeExpired { .. } => "challenge_expired",
+        EventKind::Queued { .. } => "queued",
+        EventKind::GameStarted { .. } => "game_started",
+        EventKind::Moved { .. } => "moved",
+        EventKind::GameEnded { .. } => "game_ended",
+        EventKind::RematchOffered { .. } => "rematch_offered",
+        EventKind::Transferred { .. } => "transferred",
+    }
+}
