@@ -21,7 +21,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    Serve(cmd::serve::ServeCmd),
+    Serve(Box<cmd::serve::ServeCmd>),
     Play(cmd::play::PlayArgs),
     Solve(cmd::solve::SolveArgs),
     Keygen(cmd::keys::KeygenArgs),
@@ -31,7 +31,7 @@ enum Command {
 impl Command {
     fn run(self) -> anyhow::Result<ExitCode> {
         match self {
-            Command::Serve(args) => cmd::serve::run(args).map(|()| ExitCode::SUCCESS),
+            Command::Serve(args) => cmd::serve::run(*args).map(|()| ExitCode::SUCCESS),
             Command::Keygen(args) => cmd::keys::keygen(args).map(|()| ExitCode::SUCCESS),
             Command::Whoami(args) => cmd::keys::whoami(args).map(|()| ExitCode::SUCCESS),
             Command::Play(args) => cmd::play::run(args),
