@@ -94,8 +94,8 @@ settings! {
     cancel_bps_of_stake: u32 = PayoutRules::SEED3.cancel_bps_of_stake, env "TRIAD_CANCEL_BPS_OF_STAKE";
     /// Who starts a rematch: random or alternate [default: random].
     rematch_start: RematchStartArg = RematchStartArg(RematchStart::Random), env "TRIAD_REMATCH_START";
-    /// The largest stake, in minor units [default: 10^18].
-    max_stake: u64 = 1_000_000_000_000_000_000, env "TRIAD_MAX_STAKE";
+    /// The largest stake, in minor units [default: 10^12, a million coins of 10^6 units].
+    max_stake: u64 = 1_000_000_000_000, env "TRIAD_MAX_STAKE";
     /// How long a finished match stays in memory, in ms (it stays in the database forever)
     /// [default: 900000].
     finished_retention_ms: u64 = 900_000, env "TRIAD_FINISHED_RETENTION_MS";

@@ -26,6 +26,7 @@ enum Command {
     Solve(cmd::solve::SolveArgs),
     Keygen(cmd::keys::KeygenArgs),
     Whoami(cmd::keys::WhoamiArgs),
+    Login(cmd::keys::LoginArgs),
 }
 
 impl Command {
@@ -34,6 +35,7 @@ impl Command {
             Command::Serve(args) => cmd::serve::run(*args).map(|()| ExitCode::SUCCESS),
             Command::Keygen(args) => cmd::keys::keygen(args).map(|()| ExitCode::SUCCESS),
             Command::Whoami(args) => cmd::keys::whoami(args).map(|()| ExitCode::SUCCESS),
+            Command::Login(args) => cmd::keys::login(args).map(|()| ExitCode::SUCCESS),
             Command::Play(args) => cmd::play::run(args),
             Command::Solve(args) => cmd::solve::run(args).map(|()| ExitCode::SUCCESS),
         }

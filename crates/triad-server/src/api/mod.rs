@@ -291,7 +291,9 @@ pub fn app(state: AppState) -> Router {
                         .unwrap_or("-")
                         .to_owned();
                     tracing::info_span!("request", request_id = %id, method = %req.method(), path = %req.uri().path())
-                }))
+                })
+                .on_response(tower_http::trace::DefaultOnResponse::new().level(tracing::Level::INFO))
+                .on_failure(tower_http::trace::DefaultOnFailure::new().level(tracing::Level::WARN)))
                 .layer(PropagateRequestIdLayer::x_request_id())
                 .layer(middleware::from_fn(record_metrics))
                 .layer(middleware::from_fn_with_state(state.clone(), limit_ip))

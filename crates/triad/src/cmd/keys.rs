@@ -1,4 +1,5 @@
-//! `triad keygen` and `triad whoami`: the player's Ed25519 key file.
+//! `triad keygen`, `triad whoami` and `triad login`: the player's Ed25519 key file, and
+//! logging in to a server with it.
 
 use std::path::PathBuf;
 
@@ -47,5 +48,67 @@ pub(crate) fn whoami(args: WhoamiArgs) -> anyhow::Result<()> {
     let path = path(args.key_file)?;
     let key = KeyFile::load(&path).with_context(|| format!("cannot read {}", path.display()))?;
     println!("{}", key.address_string());
+    Ok(())
+}
+
+/// Log in to a server with your key and print a bearer token (for scripts and curl).
+#[derive(Debug, Args)]
+pub(crate) struct LoginArgs {
+    /// The server.
+    #[arg(long, env = "TRIAD_SERVER", default_value = "http://127.0.0.1:8080")]
+    server: String,
+    /// The key file [default: $TRIAD_KEY_FILE, else <config dir>/triad/key.json].
+    #[arg(long)]
+    key_file: Option<PathBuf>,
+}
+
+/// Signs the server's login challenge with `key` and returns the token.
+pub(crate) async fn log_in(client: &reqwest::Client, server: &str, key: &KeyFile) -> anyhow::Result<String> {
+    let server = server.trim_end_matches('/');
+    let challenge: serde_json::Value = answer(
+        client
+            .post(format!("{server}/api/auth/challenge"))
+            .json(&serde_json::json!({ "public_key": key.public_key_hex() }))
+            .send()
+            .await
+            .with_context(|| format!("cannot reach {server}"))?,
+    )
+    .await?;
+    let message = challenge["message"].as_str().context("the server sent no message to sign")?;
+    let signature = triad_identity::sign_ed25519(key.signing_key(), message.as_bytes());
+    let session: serde_json::Value = answer(
+        client
+            .post(format!("{server}/api/auth/login"))
+            .json(&serde_json::json!({
+                "challenge_id": challenge["challenge_id"],
+                "public_key": key.public_key_hex(),
+                "signature": signature,
+            }))
+            .send()
+            .await?,
+    )
+    .await?;
+    session["token"].as_str().map(str::to_owned).context("the server sent no token")
+}
+
+/// The JSON body of a successful response, or the server's error message.
+pub(crate) async fn answer(response: reqwest::Response) -> anyhow::Result<serde_json::Value> {
+    let status = response.status();
+    let body: serde_json::Value = response.json().await.unwrap_or(serde_json::Value::Null);
+    if status.is_success() {
+        Ok(body)
+    } else {
+        let message = body["message"].as_str().unwrap_or("no message");
+        let name = body["error"].as_str().unwrap_or("error");
+        anyhow::bail!("{name} ({status}): {message}")
+    }
+}
+
+pub(crate) fn login(args: LoginArgs) -> anyhow::Result<()> {
+    let path = path(args.key_file)?;
+    let key = KeyFile::load(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let token = runtime.block_on(log_in(&reqwest::Client::new(), &args.server, &key))?;
+    println!("{token}");
     Ok(())
 }

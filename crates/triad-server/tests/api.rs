@@ -1,0 +1,978 @@
+//! Every capability endpoint: challenges, the queue, the computer, matches, players, the
+//! leaderboard, the ledger and idempotency keys.
+
+mod common;
+
+use common::{Server, User, eventually};
+use serde_json::{Value, json};
+
+const WAIT_CANCEL_MS: u64 = 120_000;
+const MOVE_TIMEOUT_MS: u64 = 60_000;
+const CHALLENGE_TTL_MS: u64 = 600_000;
+
+async fn funded_pair(server: &Server, amount: u64) -> (User, User) {
+    let (alice, bob) = (server.user().await, server.user().await);
+    server.deposit(&alice, amount).await;
+    server.deposit(&bob, amount).await;
+    (alice, bob)
+}
+
+async fn challenges_of(server: &Server, user: &User) -> (Vec<u64>, Vec<u64>) {
+    let r = server.get("/api/challenges").auth(user).send().await;
+    let body = r.expect(200);
+    let ids = |list: &Value| -> Vec<u64> {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["id"].as_u64().unwrap())
+            .collect()
+    };
+    (ids(&body["incoming"]), ids(&body["outgoing"]))
+}
+
+fn event_types(body: &Value) -> Vec<&str> {
+    body["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"]["type"].as_str().unwrap())
+        .collect()
+}
+
+// ----- challenges ----------------------------------------------------------------------
+
+#[tokio::test]
+async fn a_challenge_escrows_the_stake_is_listed_both_ways_and_starts_when_accepted() {
+    let server = Server::start().await;
+    let (alice, bob) = funded_pair(&server, 1_000).await;
+    let carol = server.user().await;
+
+    let r = server
+        .post("/api/challenges")
+        .auth(&alice)
+        .json(&json!({ "opponent": bob.address, "game": "tic-tac-toe", "stake": 100 }))
+        .send()
+        .await;
+    let body = r.expect(201);
+    assert_eq!(body["duplicate"], false);
+    assert_eq!(
+        event_types(body),
+        ["challenge_issued", "transferred"],
+        "{body}"
+    );
+    let m = &body["match"];
+    let id = m["id"].as_u64().unwrap();
+    assert_eq!(m["phase"], "waiting");
+    assert_eq!(m["origin"], "challenge");
+    assert_eq!(m["stake"], "100");
+    assert_eq!(m["challenge"]["challenger"], alice.address.as_str());
+    assert_eq!(m["challenge"]["opponent"], bob.address.as_str());
+    assert_eq!(m["challenge"]["first"], "challenger");
+    assert_eq!(m["deadline"]["kind"], "challenge_expires");
+    assert_eq!(server.balance(&alice).await, 900);
+
+    assert_eq!(challenges_of(&server, &alice).await, (vec![], vec![id]));
+    assert_eq!(challenges_of(&server, &bob).await, (vec![id], vec![]));
+    assert_eq!(challenges_of(&server, &carol).await, (vec![], vec![]));
+
+    let r = server
+        .post(&format!("/api/challenges/{id}/accept"))
+        .auth(&bob)
+        .send()
+        .await;
+    let m = &r.expect(201)["match"];
+    assert_eq!(m["id"], id);
+    assert_eq!(m["phase"], "ready");
+    assert_eq!(m["players"][0]["address"], alice.address.as_str());
+    assert_eq!(m["players"][1]["address"], bob.address.as_str());
+    assert_eq!(server.balance(&bob).await, 900);
+    assert_eq!(challenges_of(&server, &alice).await, (vec![], vec![]));
+    assert_eq!(challenges_of(&server, &bob).await, (vec![], vec![]));
+}
+
+#[tokio::test]
+async fn the_challenged_player_may_move_first_and_pick_sos() {
+    let server = Server::start().await;
+    let (alice, bob) = funded_pair(&server, 0).await;
+    let r = server
+        .post("/api/challenges")
+        .auth(&alice)
+        .json(&json!({ "opponent": bob.address, "game": "sos", "first": "opponent" }))
+        .send()
+        .await;
+    let id = r.expect(201)["match"]["id"].as_u64().unwrap();
+    let r = server
+        .post(&format!("/api/challenges/{id}/accept"))
+        .auth(&bob)
+        .send()
+        .await;
+    let m = &r.expect(201)["match"];
+    assert_eq!(m["game"], "sos");
+    assert_eq!(m["stake"], "0");
+    assert_eq!(m["players"][0]["address"], bob.address.as_str());
+    assert_eq!(m["players"][0]["marks"], json!(["S", "O"]));
+    assert_eq!(m["turn_address"], bob.address.as_str());
+}
+
+#[tokio::test]
+async fn declining_a_challenge_ends_it_and_refunds_the_challenger() {
+    let server = Server::start().await;
+    let (alice, bob) = funded_pair(&server, 1_000).await;
+    let r = server
+        .post("/api/challenges")
+        .auth(&alice)
+        .json(&json!({ "opponent": bob.address, "game": "tic-tac-toe", "stake": 250 }))
+        .send()
+        .await;
+    let id = r.expect(201)["match"]["id"].as_u64().unwrap();
+    let r = server
+        .post(&format!("/api/challenges/{id}/decline"))
+        .auth(&bob)
+        .send()
+        .await;
+    let m = &r.expect(201)["match"];
+    assert_eq!(m["phase"], "finished");
+    assert_eq!(m["outcome"]["reason"], "declined");
+    assert_eq!(m["outcome"]["winner"], Value::Null);
+    assert_eq!(server.balance(&alice).await, 1_000);
+    assert_eq!(challenges_of(&server, &bob).await, (vec![], vec![]));
+}
+
+#[tokio::test]
+async fn a_free_challenge_can_be_withdrawn_at_once() {
+    let server = Server::start().await;
+    let (alice, bob) = funded_pair(&server, 0).await;
+    let r = server
+        .post("/api/challenges")
+        .auth(&alice)
+        .json(&json!({ "opponent": bob.address, "game": "tic-tac-toe" }))
+        .send()
+        .await;
+    let id = r.expect(201)["match"]["id"].as_u64().unwrap();
+    let r = server
+        .post(&format!("/api/challenges/{id}/withdraw"))
+        .auth(&alice)
+        .send()
+        .await;
+    assert_eq!(r.expect(201)["match"]["outcome"]["reason"], "cancelled");
+    server
+        .post(&format!("/api/challenges/{id}/accept"))
+        .auth(&bob)
+        .send()
+        .await
+        .expect_error(409, 107, "not_waiting");
+}
+
+#[tokio::test]
+async fn a_staked_challenge_can_be_withdrawn_only_after_the_wait() {
+    let server = Server::start().await;
+    let (alice, bob) = funded_pair(&server, 1_000).await;
+    let r = server
+        .post("/api/challenges")
+        .auth(&alice)
+        .json(&json!({ "opponent": bob.address, "game": "tic-tac-toe", "stake": 100 }))
+        .send()
+        .await;
+    let id = r.expect(201)["match"]["id"].as_u64().unwrap();
+    let path = format!("/api/challenges/{id}/withdraw");
+    let r = server.post(&path).auth(&alice).send().await;
+    r.expect_error(409, 106, "wait_not_over");
+    assert_eq!(r.retry_after(), Some(WAIT_CANCEL_MS / 1000));
+    server.advance(WAIT_CANCEL_MS).await;
+    let r = server.post(&path).auth(&alice).send().await;
+    assert_eq!(r.expect(201)["match"]["outcome"]["reason"], "cancelled");
+    assert_eq!(server.balance(&alice).await, 1_000);
+}
+
+#[tokio::test]
+async fn an_unanswered_challenge_expires_and_refunds() {
+    let server = Server::start().await;
+    let (alice, bob) = funded_pair(&server, 1_000).await;
+    let r = server
+        .post("/api/challenges")
+        .auth(&alice)
+        .json(&json!({ "opponent": bob.address, "game": "tic-tac-toe", "stake": 100 }))
+        .send()
+        .await;
+    let id = r.expect(201)["match"]["id"].as_u64().unwrap();
+    server.advance(CHALLENGE_TTL_MS).await;
+    // The server's deadline ticker ends it in the background.
+    eventually("the challenge to expire", || async {
+        server.match_(id).await["phase"] == "finished"
+    })
+    .await;
+    assert_eq!(server.match_(id).await["outcome"]["reason"], "expired");
+    assert_eq!(server.balance(&alice).await, 1_000);
+    server
+        .post(&format!("/api/challenges/{id}/accept"))
+        .auth(&bob)
+        .send()
+        .await
+        .expect_error(410, 109, "challenge_expired");
+}
+
+// ----- the queue -----------------------------------------------------------------------
+
+#[tokio::test]
+async fn leaving_a_staked_queue_before_the_wait_is_refused_with_the_time_left() {
+    let server = Server::start().await;
+    let (alice, _) = funded_pair(&server, 1_000).await;
+    let now = server.now().await;
+    let r = server
+        .post("/api/queue")
+        .auth(&alice)
+        .json(&json!({ "game": "sos", "stake": 100 }))
+        .send()
+        .await;
+    let m = &r.expect(201)["match"];
+    assert_eq!(m["phase"], "waiting");
+    assert_eq!(m["origin"], "queue");
+    assert_eq!(m["cancel_allowed_at_ms"], now + WAIT_CANCEL_MS);
+    assert_eq!(server.balance(&alice).await, 900);
+
+    let r = server.delete("/api/queue").auth(&alice).send().await;
+    let body = r.expect_error(409, 106, "wait_not_over");
+    assert!(body["message"].as_str().unwrap().contains("120 s"), "{body}");
+    assert_eq!(r.retry_after(), Some(120));
+
+    server.advance(30_000).await;
+    let r = server.delete("/api/queue").auth(&alice).send().await;
+    let body = r.expect_error(409, 106, "wait_not_over");
+    assert!(body["message"].as_str().unwrap().contains("90 s"), "{body}");
+    assert_eq!(r.retry_after(), Some(90));
+
+    server.advance(90_000).await;
+    let r = server.delete("/api/queue").auth(&alice).send().await;
+    assert_eq!(r.expect(201)["match"]["outcome"]["reason"], "cancelled");
+    assert_eq!(server.balance(&alice).await, 1_000);
+}
+
+#[tokio::test]
+async fn leaving_a_free_queue_is_allowed_at_once() {
+    let server = Server::start().await;
+    let alice = server.user().await;
+    server
+        .post("/api/queue")
+        .auth(&alice)
+        .json(&json!({ "game": "tic-tac-toe" }))
+        .send()
+        .await
+        .expect(201);
+    let r = server.delete("/api/queue").auth(&alice).send().await;
+    assert_eq!(r.expect(201)["match"]["outcome"]["reason"], "cancelled");
+    let r = server.delete("/api/queue").auth(&alice).send().await;
+    r.expect_error(404, 210, "not_found");
+}
+
+#[tokio::test]
+async fn the_second_player_in_a_queue_starts_the_match_against_the_first() {
+    let server = Server::start().await;
+    let (alice, bob) = funded_pair(&server, 1_000).await;
+    let first = server
+        .post("/api/queue")
+        .auth(&alice)
+        .json(&json!({ "game": "sos", "stake": 100 }))
+        .send()
+        .await;
+    let id = first.expect(201)["match"]["id"].as_u64().unwrap();
+    // A different stake is a different queue.
+    let carol = server.user().await;
+    let other = server
+        .post("/api/queue")
+        .auth(&carol)
+        .json(&json!({ "game": "sos", "stake": 0 }))
+        .send()
+        .await;
+    assert_ne!(other.expect(201)["match"]["id"], id);
+
+    let r = server
+        .post("/api/queue")
+        .auth(&bob)
+        .json(&json!({ "game": "sos", "stake": "100" }))
+        .send()
+        .await;
+    let m = &r.expect(201)["match"];
+    assert_eq!(m["id"], id);
+    assert_eq!(m["phase"], "ready");
+    assert_eq!(m["players"][0]["address"], alice.address.as_str());
+    assert_eq!(m["players"][1]["address"], bob.address.as_str());
+    // Joined: leaving the queue is over.
+    server
+        .delete("/api/queue")
+        .auth(&alice)
+        .send()
+        .await
+        .expect_error(404, 210, "not_found");
+}
+
+// ----- the computer --------------------------------------------------------------------
+
+#[tokio::test]
+async fn the_computer_replies_within_the_same_command() {
+    let server = Server::start().await;
+    let alice = server.user().await;
+    // Alice plays second: the computer's first move is already in the answer.
+    let r = server
+        .post("/api/computer")
+        .auth(&alice)
+        .json(&json!({ "game": "tic-tac-toe", "level": "perfect", "side": "second" }))
+        .send()
+        .await;
+    let body = r.expect(201);
+    assert_eq!(event_types(body), ["game_started", "moved"]);
+    let m = &body["match"];
+    let id = m["id"].as_u64().unwrap();
+    assert_eq!(m["origin"], "computer");
+    assert_eq!(m["players"][0]["kind"], "computer");
+    assert_eq!(m["players"][0]["level"], "perfect");
+    assert_eq!(m["players"][1]["address"], alice.address.as_str());
+    assert_eq!(m["seq"], 1);
+    assert_eq!(m["turn"], "second");
+    assert_eq!(m["turn_address"], alice.address.as_str());
+    assert_eq!(m["deadline"], Value::Null, "no clock against the computer");
+
+    let taken = m["moves"][0]["cell"].as_u64().unwrap();
+    let cell = (0..9).find(|&c| c != taken).unwrap();
+    let r = server.play(&alice, id, 2, cell as u8, "O").await;
+    let body = r.expect(201);
+    assert_eq!(event_types(body), ["moved", "moved"]);
+    assert_eq!(body["match"]["seq"], 3);
+    assert_eq!(body["match"]["moves"][2]["player"], "first");
+    assert_eq!(
+        body["match"]["board"]
+            .as_str()
+            .unwrap()
+            .chars()
+            .filter(|&c| c != '-')
+            .count(),
+        3
+    );
+}
+
+// ----- matches -------------------------------------------------------------------------
+
+#[tokio::test]
+async fn a_match_shows_board_players_marks_turn_seq_deadline_outcome_cells_and_stake() {
+    let server = Server::start().await;
+    let (alice, bob) = funded_pair(&server, 1_000).await;
+    let id = server.challenge_accepted(&alice, &bob, 100).await;
+    let now = server.now().await;
+
+    let m = server.match_(id).await;
+    assert_eq!(m["id"], id);
+    assert_eq!(m["game"], "tic-tac-toe");
+    assert_eq!(m["stake"], "100");
+    assert_eq!(m["phase"], "ready");
+    assert_eq!(m["host"], alice.address.as_str());
+    assert_eq!(
+        m["players"],
+        json!([
+            { "kind": "human", "address": alice.address, "marks": ["X"] },
+            { "kind": "human", "address": bob.address, "marks": ["O"] },
+        ])
+    );
+    assert_eq!(m["board"], "---------");
+    assert_eq!(m["turn"], "first");
+    assert_eq!(m["turn_address"], alice.address.as_str());
+    assert_eq!(m["seq"], 0);
+    assert_eq!(m["moves"], json!([]));
+    assert_eq!(
+        m["deadline"],
+        json!({ "at_ms": now + MOVE_TIMEOUT_MS, "kind": "abort" })
+    );
+    assert_eq!(m["outcome"], Value::Null);
+
+    server.advance(5_000).await;
+    let r = server.play(&alice, id, 1, 0, "X").await;
+    let m = &r.expect(201)["match"];
+    assert_eq!(m["phase"], "in_progress");
+    assert_eq!(m["board"], "X--------");
+    assert_eq!(m["turn"], "second");
+    assert_eq!(m["turn_address"], bob.address.as_str());
+    assert_eq!(m["seq"], 1);
+    assert_eq!(
+        m["moves"],
+        json!([{ "seq": 1, "cell": 0, "mark": "X", "player": "first" }])
+    );
+    assert_eq!(
+        m["deadline"],
+        json!({ "at_ms": now + 5_000 + MOVE_TIMEOUT_MS, "kind": "timeout" })
+    );
+
+    for (seq, who, cell, mark) in [(2, &bob, 3, "O"), (3, &alice, 1, "X"), (4, &bob, 4, "O")] {
+        server.play(who, id, seq, cell, mark).await.expect(201);
+    }
+    let r = server.play(&alice, id, 5, 2, "X").await;
+    let body = r.expect(201);
+    assert_eq!(
+        event_types(body),
+        ["moved", "game_ended", "transferred", "transferred"]
+    );
+    let m = &body["match"];
+    assert_eq!(m["phase"], "finished");
+    assert_eq!(m["board"], "XXXOO----");
+    assert_eq!(m["turn"], Value::Null);
+    assert_eq!(m["deadline"], Value::Null);
+    assert_eq!(m["outcome"]["reason"], "win");
+    assert_eq!(m["outcome"]["winner"], "first");
+    assert_eq!(m["outcome"]["winner_address"], alice.address.as_str());
+    assert_eq!(m["outcome"]["cells"], json!([0, 1, 2]));
+
+    // Seed 3's getGameState().
+    let r = server.get(&format!("/api/matches/{id}/state")).send().await;
+    assert_eq!(r.expect(200), &json!({ "state": "XXXOO----" }));
+    server
+        .get("/api/matches/999/state")
+        .send()
+        .await
+        .expect_error(404, 100, "unknown_match");
+    server
+        .get("/api/matches/999")
+        .send()
+        .await
+        .expect_error(404, 100, "unknown_match");
+}
+
+#[tokio::test]
+async fn a_repeated_move_answers_duplicate_and_changes_nothing() {
+    let server = Server::start().await;
+    let (alice, bob) = funded_pair(&server, 0).await;
+    let id = server.challenge_accepted(&alice, &bob, 0).await;
+    let first = server.play(&alice, id, 1, 4, "X").await;
+    assert_eq!(first.expect(201)["duplicate"], false);
+    let again = server.play(&alice, id, 1, 4, "X").await;
+    let body = again.expect(200);
+    assert_eq!(body["duplicate"], true);
+    assert_eq!(body["events"], json!([]));
+    assert_eq!(body["match"]["seq"], 1);
+    assert_eq!(body["match"]["board"], "----X----");
+
+    // The same seq with another move is stale; a seq ahead of the board is refused.
+    server
+        .play(&alice, id, 1, 5, "X")
+        .await
+        .expect_error(409, 113, "stale_seq");
+    server
+        .play(&bob, id, 3, 5, "O")
+        .await
+        .expect_error(409, 114, "seq_ahead");
+    assert_eq!(server.match_(id).await["seq"], 1);
+}
+
+#[tokio::test]
+async fn forfeiting_gives_the_opponent_the_win() {
+    let server = Server::start().await;
+    let (alice, bob) = funded_pair(&server, 1_000).await;
+    let id = server.challenge_accepted(&alice, &bob, 100).await;
+    server.play(&alice, id, 1, 4, "X").await.expect(201);
+    let r = server
+        .post(&format!("/api/matches/{id}/forfeit"))
+        .auth(&alice)
+        .send()
+        .await;
+    let m = &r.expect(201)["match"];
+    assert_eq!(m["outcome"]["reason"], "forfeit");
+    assert_eq!(m["outcome"]["winner"], "second");
+    assert_eq!(m["outcome"]["winner_address"], bob.address.as_str());
+    assert_eq!(server.balance(&bob).await, 1_080);
+    server
+        .post(&format!("/api/matches/{id}/forfeit"))
+        .auth(&bob)
+        .send()
+        .await
+        .expect_error(409, 0, "game_over");
+}
+
+#[tokio::test]
+async fn the_last_mover_claims_the_win_once_the_opponent_runs_out_of_time() {
+    let server = Server::start().await;
+    let (alice, bob) = funded_pair(&server, 1_000).await;
+    let id = server.challenge_accepted(&alice, &bob, 100).await;
+    server.play(&alice, id, 1, 4, "X").await.expect(201);
+    let claim = format!("/api/matches/{id}/claim-timeout");
+
+    let r = server.post(&claim).auth(&alice).send().await;
+    r.expect_error(409, 110, "deadline_not_reached");
+    assert_eq!(r.retry_after(), Some(MOVE_TIMEOUT_MS / 1000));
+    server
+        .post(&claim)
+        .auth(&bob)
+        .send()
+        .await
+        .expect_error(403, 111, "not_last_mover");
+
+    server.advance(MOVE_TIMEOUT_MS - 1_000).await;
+    let r = server.post(&claim).auth(&alice).send().await;
+    r.expect_error(409, 110, "deadline_not_reached");
+    assert_eq!(r.retry_after(), Some(1));
+
+    server.advance(1_000).await;
+    let r = server.post(&claim).auth(&alice).send().await;
+    let m = &r.expect(201)["match"];
+    assert_eq!(m["outcome"]["reason"], "timeout");
+    assert_eq!(m["outcome"]["winner_address"], alice.address.as_str());
+    // 95% of the 200 pot.
+    assert_eq!(server.balance(&alice).await, 900 + 190);
+}
+
+#[tokio::test]
+async fn a_rematch_is_offered_by_one_player_and_starts_when_the_other_accepts() {
+    let server = Server::start().await;
+    let (alice, bob) = funded_pair(&server, 1_000).await;
+    let id = server.challenge_accepted(&alice, &bob, 100).await;
+    server.x_wins(&alice, &bob, id).await.expect(201);
+    let path = format!("/api/matches/{id}/rematch");
+
+    let r = server.post(&path).auth(&bob).send().await;
+    let body = r.expect(201);
+    assert_eq!(event_types(body), ["rematch_offered"]);
+    assert_eq!(body["match"]["id"], id);
+    assert_eq!(body["match"]["rematch_offer"], "second");
+    server
+        .post(&path)
+        .auth(&bob)
+        .send()
+        .await
+        .expect_error(409, 118, "rematch_already_offered");
+
+    let r = server.post(&path).auth(&alice).send().await;
+    let m = &r.expect(201)["match"];
+    let new_id = m["id"].as_u64().unwrap();
+    assert_ne!(new_id, id);
+    assert_eq!(m["origin"], "rematch");
+    assert_eq!(m["rematch_of"], id);
+    assert_eq!(m["phase"], "ready");
+    assert_eq!(m["stake"], "100");
+    let mut seated: Vec<&str> = m["players"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["address"].as_str().unwrap())
+        .collect();
+    seated.sort_unstable();
+    let mut expected = [alice.address.as_str(), bob.address.as_str()];
+    expected.sort_unstable();
+    assert_eq!(seated, expected);
+    assert_eq!(server.match_(id).await["rematch"], new_id);
+    // Both stakes are escrowed again: 1080 - 100 and 900 - 100.
+    assert_eq!(server.balance(&alice).await, 980);
+    assert_eq!(server.balance(&bob).await, 800);
+    server
+        .post(&path)
+        .auth(&alice)
+        .send()
+        .await
+        .expect_error(409, 117, "rematch_unavailable");
+}
+
+#[tokio::test]
+async fn match_events_come_in_order_and_page_without_gaps_or_repeats() {
+    let server = Server::start().await;
+    let (alice, bob) = funded_pair(&server, 1_000).await;
+    let id = server.challenge_accepted(&alice, &bob, 100).await;
+    server.x_wins(&alice, &bob, id).await.expect(201);
+
+    let r = server
+        .get(&format!("/api/matches/{id}/events?limit=1000"))
+        .send()
+        .await;
+    let body = r.expect(200);
+    assert_eq!(body["next_since"], Value::Null);
+    let all: Vec<u64> = body["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["seq"].as_u64().unwrap())
+        .collect();
+    // Issued, escrow, accepted, started, escrow, 5 moves, ended, 2 payouts.
+    assert_eq!(all.len(), 13, "{body}");
+    assert!(all.windows(2).all(|w| w[0] < w[1]));
+    assert_eq!(body["events"][0]["kind"]["type"], "challenge_issued");
+
+    let mut paged = Vec::new();
+    let mut since = 0;
+    let mut pages = 0;
+    loop {
+        let r = server
+            .get(&format!("/api/matches/{id}/events?since={since}&limit=4"))
+            .send()
+            .await;
+        let page = r.expect(200);
+        let events = page["events"].as_array().unwrap();
+        assert!(events.len() <= 4);
+        paged.extend(events.iter().map(|e| e["seq"].as_u64().unwrap()));
+        pages += 1;
+        match page["next_since"].as_u64() {
+            Some(next) => since = next,
+            None => break,
+        }
+    }
+    assert_eq!(paged, all);
+    assert_eq!(pages, 4);
+    // Another match's events are not mixed in.
+    let r = server.get("/api/matches/999/events").send().await;
+    assert_eq!(r.expect(200)["events"], json!([]));
+}
+
+async fn computer_match(server: &Server, user: &User, finish: bool) -> u64 {
+    let r = server
+        .post("/api/computer")
+        .auth(user)
+        .json(&json!({ "game": "tic-tac-toe", "level": "random" }))
+        .send()
+        .await;
+    let id = r.expect(201)["match"]["id"].as_u64().unwrap();
+    if finish {
+        server
+            .post(&format!("/api/matches/{id}/forfeit"))
+            .auth(user)
+            .send()
+            .await
+            .expect(201);
+    }
+    id
+}
+
+fn ids(page: &Value) -> Vec<u64> {
+    page["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_u64().unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn matches_list_by_player_and_status_newest_first_in_pages() {
+    let server = Server::start().await;
+    let (alice, bob) = (server.user().await, server.user().await);
+    let a1 = computer_match(&server, &alice, true).await;
+    let b1 = computer_match(&server, &bob, true).await;
+    let a2 = computer_match(&server, &alice, true).await;
+    let a3 = computer_match(&server, &alice, true).await;
+    let a4 = computer_match(&server, &alice, false).await;
+
+    let r = server
+        .get(&format!("/api/matches?player={}", alice.address))
+        .send()
+        .await;
+    let page = r.expect(200);
+    assert_eq!(ids(page), [a4, a3, a2, a1]);
+    assert_eq!(page["next_before"], Value::Null);
+
+    let r = server.get("/api/matches?limit=100").send().await;
+    assert_eq!(ids(r.expect(200)), [a4, a3, a2, b1, a1]);
+
+    let r = server
+        .get(&format!("/api/matches?player={}&status=ready", alice.address))
+        .send()
+        .await;
+    assert_eq!(ids(r.expect(200)), [a4]);
+
+    // Finished matches of Alice, two per page.
+    let mut seen = Vec::new();
+    let mut query = format!("/api/matches?player={}&status=finished&limit=2", alice.address);
+    loop {
+        let r = server.get(&query).send().await;
+        let page = r.expect(200);
+        for m in page["matches"].as_array().unwrap() {
+            assert_eq!(m["phase"], "finished");
+            seen.push(m["id"].as_u64().unwrap());
+        }
+        match page["next_before"].as_u64() {
+            Some(before) => query = format!("{query}&before={before}"),
+            None => break,
+        }
+    }
+    assert_eq!(seen, [a3, a2, a1]);
+
+    let r = server
+        .get(&format!("/api/matches?player={}", bob.address))
+        .send()
+        .await;
+    assert_eq!(ids(r.expect(200)), [b1]);
+    let r = server.get("/api/matches?status=waiting").send().await;
+    assert_eq!(ids(r.expect(200)), Vec::<u64>::new());
+}
+
+// ----- players and the leaderboard -----------------------------------------------------
+
+#[tokio::test]
+async fn a_player_shows_stats_rating_and_active_match() {
+    let server = Server::start().await;
+    let (alice, bob) = funded_pair(&server, 0).await;
+    let path = format!("/api/players/{}", bob.address);
+    let r = server.get(&path).send().await;
+    let p = r.expect(200);
+    assert_eq!(p["address"], bob.address.as_str());
+    assert_eq!(p["games"], 0);
+    assert_eq!(p["active_match"], Value::Null);
+    assert_eq!(p["rating"]["rating"], 1500.0);
+    assert_eq!(p["rating"]["deviation"], 350.0);
+
+    let id = server.challenge_accepted(&alice, &bob, 0).await;
+    assert_eq!(server.get(&path).send().await.expect(200)["active_match"], id);
+    server.x_wins(&alice, &bob, id).await.expect(201);
+    let r = server.get(&path).send().await;
+    let p = r.expect(200);
+    assert_eq!(p["active_match"], Value::Null);
+    assert_eq!((p["games"].as_u64(), p["wins"].as_u64()), (Some(1), Some(0)));
+    assert!(p["rating"]["rating"].as_f64().unwrap() < 1500.0);
+    assert!(p["rating"]["deviation"].as_f64().unwrap() < 350.0);
+}
+
+#[tokio::test]
+async fn the_leaderboard_orders_by_rating_or_by_wins() {
+    let server = Server::start().await;
+    let (alice, bob) = funded_pair(&server, 0).await;
+    let (carol, dave) = funded_pair(&server, 0).await;
+    // Alice beats Bob twice; Carol beats Dave once, then Dave beats Carol.
+    for (x, o) in [(&alice, &bob), (&alice, &bob), (&carol, &dave), (&dave, &carol)] {
+        let id = server.challenge_accepted(x, o, 0).await;
+        server.x_wins(x, o, id).await.expect(201);
+    }
+
+    let r = server.get("/api/leaderboard?by=wins").send().await;
+    let board = r.expect(200);
+    assert_eq!(board["by"], "wins");
+    let rows = board["players"].as_array().unwrap();
+    assert_eq!(rows.len(), 4);
+    assert_eq!(rows[0]["address"], alice.address.as_str());
+    assert_eq!(rows[3]["address"], bob.address.as_str());
+    let wins: Vec<u64> = rows.iter().map(|p| p["wins"].as_u64().unwrap()).collect();
+    assert_eq!(wins, [2, 1, 1, 0]);
+
+    for path in ["/api/leaderboard", "/api/leaderboard?by=rating"] {
+        let r = server.get(path).send().await;
+        let board = r.expect(200);
+        assert_eq!(board["by"], "rating");
+        let rows = board["players"].as_array().unwrap();
+        assert_eq!(rows.len(), 4);
+        let ratings: Vec<f64> = rows
+            .iter()
+            .map(|p| p["rating"]["rating"].as_f64().unwrap())
+            .collect();
+        assert!(ratings.windows(2).all(|w| w[0] >= w[1]), "{ratings:?}");
+        assert_eq!(rows[0]["address"], alice.address.as_str());
+        assert_eq!(rows[3]["address"], bob.address.as_str());
+    }
+
+    let r = server.get("/api/leaderboard?by=wins&limit=1").send().await;
+    let rows = r.expect(200)["players"].as_array().unwrap().clone();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["address"], alice.address.as_str());
+}
+
+// ----- the ledger ----------------------------------------------------------------------
+
+fn entries(body: &Value) -> Vec<(String, String, Option<u64>)> {
+    body["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["amount"].as_str().unwrap().to_owned(),
+                e["reason"].as_str().unwrap().to_owned(),
+                e["match_id"].as_u64(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn my_ledger_shows_balance_and_entries_newest_first_in_pages() {
+    let server = Server::start().await;
+    let (alice, bob) = funded_pair(&server, 1_000).await;
+    let id = server.challenge_accepted(&alice, &bob, 100).await;
+    server.x_wins(&alice, &bob, id).await.expect(201);
+
+    let r = server.get("/api/ledger").auth(&alice).send().await;
+    let body = r.expect(200);
+    assert_eq!(body["balance"], "1080");
+    let s = |t: &str| t.to_owned();
+    assert_eq!(
+        entries(body),
+        [
+            (s("180"), s("payout"), Some(id)),
+            (s("-100"), s("stake"), Some(id)),
+            (s("1000"), s("deposit"), None),
+        ]
+    );
+    assert_eq!(body["next_before"], Value::Null);
+
+    let r = server.get("/api/ledger").auth(&bob).send().await;
+    let body = r.expect(200);
+    assert_eq!(body["balance"], "900");
+    assert_eq!(
+        entries(body),
+        [(s("-100"), s("stake"), Some(id)), (s("1000"), s("deposit"), None)]
+    );
+
+    let r = server.get("/api/ledger?limit=2").auth(&alice).send().await;
+    let first = r.expect(200);
+    assert_eq!(first["entries"].as_array().unwrap().len(), 2);
+    let before = first["next_before"].as_u64().expect("a next page");
+    let r = server
+        .get(&format!("/api/ledger?limit=2&before={before}"))
+        .auth(&alice)
+        .send()
+        .await;
+    let second = r.expect(200);
+    assert_eq!(entries(second), [(s("1000"), s("deposit"), None)]);
+    assert_eq!(second["next_before"], Value::Null);
+}
+
+#[tokio::test]
+async fn the_owner_deposits_views_the_reserve_and_collects_it() {
+    let server = Server::start().await;
+    let (alice, bob) = funded_pair(&server, 1_000).await;
+    let id = server.challenge_accepted(&alice, &bob, 100).await;
+    server.x_wins(&alice, &bob, id).await.expect(201);
+
+    let r = server.get("/api/ledger/reserve").auth(&server.owner).send().await;
+    assert_eq!(
+        r.expect(200),
+        &json!({ "reserve": "20", "deposited": "2000", "withdrawn": "0" })
+    );
+    let r = server.post("/api/ledger/collect").auth(&server.owner).send().await;
+    assert_eq!(event_types(r.expect(201)), ["transferred"]);
+    assert_eq!(server.balance(&server.owner).await, 20);
+    let r = server.get("/api/ledger/reserve").auth(&server.owner).send().await;
+    assert_eq!(r.expect(200)["reserve"], "0");
+    server
+        .post("/api/ledger/collect")
+        .auth(&server.owner)
+        .send()
+        .await
+        .expect_error(409, 121, "nothing_to_collect");
+}
+
+#[tokio::test]
+async fn deposits_and_withdrawals_check_their_amounts() {
+    let server = Server::start().await;
+    let alice = server.user().await;
+    // Amounts above 2^53 come as decimal strings.
+    let big = 9_007_199_254_740_993_u64;
+    server
+        .post("/api/ledger/deposit")
+        .auth(&server.owner)
+        .json(&json!({ "to": alice.address, "amount": big.to_string() }))
+        .send()
+        .await
+        .expect(201);
+    assert_eq!(server.balance(&alice).await, big);
+    for (amount, status, code, name) in [
+        (json!(0), 422, 116, "zero_amount"),
+        (json!(big + 1), 409, 105, "insufficient_balance"),
+    ] {
+        server
+            .post("/api/ledger/withdraw")
+            .auth(&alice)
+            .json(&json!({ "amount": amount }))
+            .send()
+            .await
+            .expect_error(status, code, name);
+    }
+    server
+        .post("/api/ledger/withdraw")
+        .auth(&alice)
+        .json(&json!({ "amount": big - 1 }))
+        .send()
+        .await
+        .expect(201);
+    assert_eq!(server.balance(&alice).await, 1);
+    server
+        .post("/api/ledger/deposit")
+        .auth(&server.owner)
+        .json(&json!({ "to": alice.address, "amount": 0 }))
+        .send()
+        .await
+        .expect_error(422, 116, "zero_amount");
+    server
+        .post("/api/ledger/deposit")
+        .auth(&server.owner)
+        .json(&json!({ "to": alice.address, "amount": u64::MAX }))
+        .send()
+        .await
+        .expect_error(422, 122, "amount_too_large");
+    let r = server.get("/api/ledger/reserve").auth(&server.owner).send().await;
+    assert_eq!(r.expect(200)["withdrawn"], (big - 1).to_string());
+}
+
+// ----- idempotency keys ----------------------------------------------------------------
+
+#[tokio::test]
+async fn a_resubmitted_command_with_the_same_idempotency_key_applies_once() {
+    let server = Server::start().await;
+    let alice = server.user().await;
+    let deposit = |amount: u64, key: &'static str| {
+        server
+            .post("/api/ledger/deposit")
+            .auth(&server.owner)
+            .header("idempotency-key", key)
+            .json(&json!({ "to": alice.address, "amount": amount }))
+            .send()
+    };
+    let first = deposit(500, "deposit-1").await;
+    assert_eq!(first.expect(201)["duplicate"], false);
+    let again = deposit(500, "deposit-1").await;
+    let body = again.expect(200);
+    assert_eq!(body["duplicate"], true);
+    assert_eq!(body["events"], json!([]));
+    assert_eq!(server.balance(&alice).await, 500);
+
+    // The same key for another command is refused, and changes nothing.
+    deposit(700, "deposit-1")
+        .await
+        .expect_error(422, 119, "idempotency_key_reused");
+    assert_eq!(server.balance(&alice).await, 500);
+    // Another key is another command.
+    deposit(500, "deposit-2").await.expect(201);
+    assert_eq!(server.balance(&alice).await, 1_000);
+
+    // Keys are per actor: Alice's "deposit-1" is her own.
+    let r = server
+        .post("/api/computer")
+        .auth(&alice)
+        .header("idempotency-key", "deposit-1")
+        .json(&json!({ "game": "sos" }))
+        .send()
+        .await;
+    let id = r.expect(201)["match"]["id"].as_u64().unwrap();
+    let r = server
+        .post("/api/computer")
+        .auth(&alice)
+        .header("idempotency-key", "deposit-1")
+        .json(&json!({ "game": "sos" }))
+        .send()
+        .await;
+    let body = r.expect(200);
+    assert_eq!(body["duplicate"], true);
+    let r = server.get("/api/me").auth(&alice).send().await;
+    assert_eq!(r.expect(200)["active_match"]["id"], id);
+}
+
+#[tokio::test]
+async fn an_idempotency_key_must_be_1_to_128_characters() {
+    let server = Server::start().await;
+    let alice = server.user().await;
+    for key in [String::new(), "k".repeat(129)] {
+        server
+            .post("/api/computer")
+            .auth(&alice)
+            .header("idempotency-key", &key)
+            .json(&json!({ "game": "sos" }))
+            .send()
+            .await
+            .expect_error(400, 200, "bad_request");
+    }
+    server
+        .post("/api/computer")
+        .auth(&alice)
+        .header("idempotency-key", &"k".repeat(128))
+        .json(&json!({ "game": "sos" }))
+        .send()
+        .await
+        .expect(201);
+}

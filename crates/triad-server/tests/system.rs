@@ -1,0 +1,287 @@
+//! The OpenAPI document covers every route; health, metrics and the dev clock.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use axum::http::Method;
+use common::Server;
+use serde_json::{Value, json};
+
+/// Every route the server serves, written out by hand. Adding a route means adding it
+/// here too, deliberately.
+const SERVED: &[(&str, &str)] = &[
+    ("POST", "/api/auth/challenge"),
+    ("POST", "/api/auth/login"),
+    ("POST", "/api/auth/logout"),
+    ("GET", "/api/me"),
+    ("POST", "/api/challenges"),
+    ("GET", "/api/challenges"),
+    ("POST", "/api/challenges/{id}/accept"),
+    ("POST", "/api/challenges/{id}/decline"),
+    ("POST", "/api/challenges/{id}/withdraw"),
+    ("POST", "/api/queue"),
+    ("DELETE", "/api/queue"),
+    ("POST", "/api/computer"),
+    ("GET", "/api/matches"),
+    ("GET", "/api/matches/{id}"),
+    ("GET", "/api/matches/{id}/state"),
+    ("POST", "/api/matches/{id}/moves"),
+    ("POST", "/api/matches/{id}/forfeit"),
+    ("POST", "/api/matches/{id}/claim-timeout"),
+    ("POST", "/api/matches/{id}/rematch"),
+    ("GET", "/api/matches/{id}/events"),
+    ("GET", "/api/players/{address}"),
+    ("GET", "/api/leaderboard"),
+    ("GET", "/api/ledger"),
+    ("POST", "/api/ledger/deposit"),
+    ("POST", "/api/ledger/withdraw"),
+    ("GET", "/api/ledger/reserve"),
+    ("POST", "/api/ledger/collect"),
+    ("GET", "/api/ws"),
+    ("GET", "/healthz"),
+    ("GET", "/metrics"),
+    ("GET", "/api/openapi.json"),
+    ("POST", "/api/dev/clock"),
+];
+
+type Routes = BTreeSet<(String, String)>;
+
+fn served() -> Routes {
+    SERVED
+        .iter()
+        .map(|&(m, p)| (m.to_owned(), p.to_owned()))
+        .collect()
+}
+
+const HTTP_METHODS: [&str; 9] = [
+    "get", "head", "delete", "options", "patch", "post", "put", "trace", "connect",
+];
+
+/// The operations of an OpenAPI document, as (METHOD, path).
+fn documented(doc: &Value) -> Routes {
+    let mut out = Routes::new();
+    for (path, item) in doc["paths"].as_object().expect("paths") {
+        for method in HTTP_METHODS {
+            if item.get(method).is_some() {
+                out.insert((method.to_uppercase(), path.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// The routes a router really serves, read from its `Debug` output (axum 0.8 prints each
+/// route's path and, per method, `None` or the handler). Axum has no other way to list
+/// them; if a new axum prints differently, this panics rather than pass.
+fn routed(router: &axum::Router) -> Routes {
+    let text = format!("{router:?}");
+    // Only the main path router: the fallback router comes after it.
+    let main = text
+        .split("fallback_router:")
+        .next()
+        .expect("a path router");
+    let (routes, node) = main
+        .split_once("node: Node")
+        .expect("axum's Router Debug shows `node: Node { paths: … }`");
+    let mut paths = std::collections::BTreeMap::new();
+    for chunk in node.split("RouteId(").skip(1) {
+        let (id, rest) = chunk.split_once(')').expect("RouteId(n)");
+        let path = rest
+            .split('"')
+            .nth(1)
+            .expect("RouteId(n): \"path\"")
+            .to_owned();
+        paths.insert(id.to_owned(), path);
+    }
+    let mut out = Routes::new();
+    for chunk in routes.split("RouteId(").skip(1) {
+        let (id, rest) = chunk.split_once(')').expect("RouteId(n)");
+        let path = paths.get(id).unwrap_or_else(|| panic!("no path for route {id}"));
+        if !rest.trim_start_matches(": ").starts_with("MethodRouter(") {
+            // A service mounted with route_service or nest_service takes every method.
+            out.insert(("ANY".to_owned(), path.clone()));
+            continue;
+        }
+        for method in HTTP_METHODS {
+            let field = format!(" {method}: ");
+            let value = rest
+                .split_once(&field)
+                .unwrap_or_else(|| panic!("no `{method}:` in the method router of {path}"))
+                .1;
+            if !value.starts_with("None") {
+                out.insert((method.to_uppercase(), path.clone()));
+            }
+        }
+    }
+    assert!(
+        out.len() >= 10,
+        "could not read the routes from the router's Debug output:\n{text}"
+    );
+    out
+}
+
+fn openapi_ok(r: &common::Resp) -> &Value {
+    let doc = r.expect(200);
+    assert!(
+        doc["openapi"].as_str().unwrap().starts_with("3.1"),
+        "openapi: {}",
+        doc["openapi"]
+    );
+    doc
+}
+
+#[tokio::test]
+async fn the_openapi_document_is_3_1_and_documents_every_served_route() {
+    let server = Server::start().await;
+    let r = server.get("/api/openapi.json").send().await;
+    let doc = openapi_ok(&r);
+    assert_eq!(documented(doc), served());
+    assert!(
+        doc["components"]["securitySchemes"]["bearer"].is_object(),
+        "the bearer scheme is declared"
+    );
+    assert!(doc["components"]["schemas"]["ErrorBody"].is_object());
+}
+
+/// The check that catches an undocumented route. The router is read independently of the
+/// document (from its `Debug` output) and must serve exactly the documented operations and
+/// the hand-written list: a route added with `.route(…)` in `api::app` or `api::routes`,
+/// or a handler added to `routes!` with another method, changes the router's set and fails
+/// here until it is documented and listed. (Probing documented paths alone could never see
+/// a route the document does not mention.)
+#[tokio::test]
+async fn the_router_serves_exactly_the_documented_routes() {
+    let server = Server::start().await;
+    let doc = openapi_ok(&server.get("/api/openapi.json").send().await).clone();
+    let app = triad_server::api::app(server.state().clone());
+    let routed = routed(&app);
+    assert_eq!(routed, documented(&doc), "router (left) vs document (right)");
+    assert_eq!(routed, served(), "router (left) vs the list above (right)");
+    // `api::routes` is what `app` is built from; its document is the one served.
+    let (_, from_routes) = triad_server::api::routes();
+    let from_routes = serde_json::to_value(&from_routes).unwrap();
+    assert_eq!(documented(&from_routes), routed);
+}
+
+fn concrete(path: &str) -> String {
+    path.replace("{id}", "1")
+        .replace("{address}", &format!("0x{}", "ab".repeat(32)))
+}
+
+/// The other direction: every documented operation reaches a handler (never the
+/// not-found fallback nor a 405), and it needs a token exactly when the document says so.
+#[tokio::test]
+async fn every_documented_operation_is_routed_and_its_security_is_accurate() {
+    let server = Server::start().await;
+    let doc = openapi_ok(&server.get("/api/openapi.json").send().await).clone();
+    for (method, path) in documented(&doc) {
+        let operation = &doc["paths"][&path][method.to_lowercase()];
+        let secured = operation["security"]
+            .as_array()
+            .is_some_and(|s| s.iter().any(|r| r.get("bearer").is_some()));
+        let r = server
+            .call(Method::from_bytes(method.as_bytes()).unwrap(), &concrete(&path))
+            .raw("{}")
+            .send()
+            .await;
+        let label = format!("{method} {path}: {} {}", r.status, r.text);
+        assert_ne!(r.status.as_u16(), 405, "{label}");
+        assert_ne!(r.body["code"], 210, "{label}");
+        let unauthorized = r.status.as_u16() == 401 && r.body["code"] == 201;
+        assert_eq!(unauthorized, secured, "security of {label}");
+        assert!(operation["responses"].as_object().is_some_and(|r| !r.is_empty()));
+        assert!(operation["tags"].as_array().is_some_and(|t| !t.is_empty()));
+    }
+}
+
+#[tokio::test]
+async fn healthz_reports_the_database_events_live_matches_and_sockets() {
+    let server = Server::start().await;
+    let r = server.get("/healthz").send().await;
+    assert_eq!(
+        r.expect(200),
+        &json!({ "status": "ok", "database": true, "events": 0, "live_matches": 0, "websockets": 0 })
+    );
+    let alice = server.user().await;
+    server.deposit(&alice, 10).await;
+    server
+        .post("/api/computer")
+        .auth(&alice)
+        .json(&json!({ "game": "sos" }))
+        .send()
+        .await
+        .expect(201);
+    let r = server.get("/healthz").send().await;
+    assert_eq!(
+        r.expect(200),
+        &json!({ "status": "ok", "database": true, "events": 2, "live_matches": 1, "websockets": 0 })
+    );
+}
+
+#[tokio::test]
+async fn metrics_show_requests_latencies_live_matches_sockets_and_commits() {
+    let server = Server::start().await;
+    let alice = server.user().await;
+    server.deposit(&alice, 10).await;
+    let r = server
+        .post("/api/computer")
+        .auth(&alice)
+        .json(&json!({ "game": "sos" }))
+        .send()
+        .await;
+    let id = r.expect(201)["match"]["id"].as_u64().unwrap();
+    server.match_(id).await;
+    server.get("/nowhere").send().await;
+
+    let r = server.get("/metrics").send().await;
+    assert_eq!(r.status.as_u16(), 200);
+    let content_type = r.headers["content-type"].to_str().unwrap();
+    assert!(content_type.starts_with("text/plain"), "{content_type}");
+    let text = &r.text;
+    let line = |needles: &[&str]| {
+        text.lines()
+            .any(|l| !l.starts_with('#') && needles.iter().all(|n| l.contains(n)))
+    };
+    assert!(
+        line(&[
+            "triad_http_requests_total{",
+            r#"route="/api/auth/login""#,
+            r#"method="POST""#,
+            r#"status="200""#
+        ]),
+        "{text}"
+    );
+    assert!(
+        line(&["triad_http_requests_total{", r#"route="/api/matches/{id}""#, r#"method="GET""#]),
+        "{text}"
+    );
+    assert!(
+        line(&["triad_http_requests_total{", r#"route="unmatched""#, r#"status="404""#]),
+        "{text}"
+    );
+    assert!(
+        line(&["triad_http_request_seconds", r#"route="/api/computer""#]),
+        "{text}"
+    );
+    for name in [
+        "triad_live_matches",
+        "triad_open_websockets",
+        "triad_commit_seconds",
+        "triad_commit_batch_commands",
+        "triad_commit_batch_events",
+    ] {
+        assert!(line(&[name]), "{name} missing from:\n{text}");
+    }
+}
+
+#[tokio::test]
+async fn the_dev_clock_is_not_found_unless_enabled() {
+    let server = Server::start_with(|a| a.dev_clock = Some(false)).await;
+    server
+        .post("/api/dev/clock")
+        .json(&json!({ "advance_ms": 1_000 }))
+        .send()
+        .await
+        .expect_error(404, 210, "not_found");
+}

@@ -1,0 +1,779 @@
+//! The shared harness of the full-stack tests: the real `triad serve` binary on a real
+//! socket, each test with its own SQLite file in a temporary directory and the dev clock.
+//!
+//! Every wait is bounded and the server process is killed when its [`Server`] is dropped,
+//! so a failing test never hangs and never leaves a process behind. When a test panics, the
+//! server's log is printed.
+
+#![allow(dead_code)]
+
+use std::{
+    io::{BufRead, BufReader},
+    path::{Path, PathBuf},
+    process::{Child, Command, ExitStatus, Stdio},
+    sync::mpsc,
+    time::{Duration, Instant},
+};
+
+use futures_util::{SinkExt, StreamExt};
+use rand::{rand_core::UnwrapErr, rngs::SysRng};
+use reqwest::Method;
+use serde_json::{Value, json};
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream, tungstenite::Message};
+use triad_identity::KeyFile;
+
+/// The longest any single wait may take before the test fails.
+pub(crate) const WAIT: Duration = Duration::from_secs(20);
+
+/// A stake: one "ether" of seed 3, scaled down.
+pub(crate) const E: u64 = 1_000_000;
+
+/// A fresh Ed25519 key.
+pub(crate) fn new_key() -> KeyFile {
+    KeyFile::generate(&mut UnwrapErr(SysRng))
+}
+
+/// `triad serve` on a database in `dir`, with the dev clock, the owner, limits high enough
+/// for bursts from one address, and nothing from the environment.
+/// An empty `owner` passes no `--owner`.
+pub(crate) fn serve_command(dir: &Path, owner: &str, extra: &[String]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_triad"));
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("TRIAD_") {
+            cmd.env_remove(name);
+        }
+    }
+    cmd.arg("serve")
+        .arg("--addr")
+        .arg("127.0.0.1:0")
+        .arg("--database")
+        .arg(dir.join("triad.db"))
+        .args(["--dev-clock", "true"])
+        .args(["--rate-per-ip", "1000000", "--rate-per-address", "1000000"])
+        .args(["--rate-burst", "1000000"])
+        .args(extra)
+        .env("TRIAD_LOG", "info,sqlx=warn")
+        // No key file of the person running the tests may become the owner.
+        .env("TRIAD_KEY_FILE", dir.join("no-such-key.json"))
+        .stdin(Stdio::null());
+    if !owner.is_empty() {
+        cmd.args(["--owner", owner]);
+    }
+    cmd
+}
+
+/// Runs a command to its end (bounded by [`WAIT`]) with its output in files in `dir`:
+/// `(status, stdout, stderr)`.
+pub(crate) async fn run_to_exit(mut cmd: Command, dir: &Path, name: &str) -> (ExitStatus, String, String) {
+    let out_path = dir.join(format!("{name}.out"));
+    let err_path = dir.join(format!("{name}.err"));
+    let mut child = cmd
+        .stdout(std::fs::File::create(&out_path).expect("a file"))
+        .stderr(std::fs::File::create(&err_path).expect("a file"))
+        .spawn()
+        .expect("the command starts");
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("the command can be waited for") {
+            break status;
+        }
+        if started.elapsed() > WAIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{name} did not end within {WAIT:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    (
+        status,
+        std::fs::read_to_string(out_path).unwrap_or_default(),
+        std::fs::read_to_string(err_path).unwrap_or_default(),
+    )
+}
+
+/// A running `triad serve`, killed on drop.
+pub(crate) struct Server {
+    dir: PathBuf,
+    owner: String,
+    extra: Vec<String>,
+    env: Vec<(String, String)>,
+    child: Option<Child>,
+    runs: u32,
+    /// The HTTP API of the current process.
+    pub(crate) api: Api,
+}
+
+impl Server {
+    /// Starts a server on a new database in `dir`.
+    pub(crate) async fn start(dir: &Path, owner: &str, extra: &[&str]) -> Server {
+        Server::start_with_env(dir, owner, extra, &[]).await
+    }
+
+    /// Starts a server with extra environment variables.
+    pub(crate) async fn start_with_env(
+        dir: &Path,
+        owner: &str,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Server {
+        let mut server = Server {
+            dir: dir.to_owned(),
+            owner: owner.to_owned(),
+            extra: extra.iter().map(|s| (*s).to_owned()).collect(),
+            env: env
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+            child: None,
+            runs: 0,
+            api: Api::new(String::new()),
+        };
+        server.spawn().await;
+        server
+    }
+
+    /// The database file.
+    pub(crate) fn db(&self) -> PathBuf {
+        self.dir.join("triad.db")
+    }
+
+    /// The process id of the current process.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.as_ref().expect("the server runs").id()
+    }
+
+    async fn spawn(&mut self) {
+        assert!(self.child.is_none(), "the server already runs");
+        self.runs += 1;
+        let log_path = self.dir.join(format!("server-{}.log", self.runs));
+        let log = std::fs::File::create(&log_path).expect("a log file");
+        let mut cmd = serve_command(&self.dir, &self.owner, &self.extra);
+        cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .stderr(log)
+            .spawn()
+            .expect("the triad binary starts");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            // Keep reading to the end, so the server never writes to a closed pipe.
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if let Some(addr) = line.strip_prefix("Triad is listening on http://") {
+                    let _ = tx.send(addr.trim().to_owned());
+                }
+            }
+        });
+        self.child = Some(child);
+        let started = Instant::now();
+        let addr = loop {
+            match rx.try_recv() {
+                Ok(addr) => break addr,
+                Err(mpsc::TryRecvError::Empty) if started.elapsed() < WAIT => {
+                    let exited = self.child.as_mut().and_then(|c| c.try_wait().ok().flatten());
+                    if let Some(status) = exited {
+                        self.child = None;
+                        panic!(
+                            "the server exited ({status}) before listening:\n{}",
+                            std::fs::read_to_string(&log_path).unwrap_or_default()
+                        );
+                    }
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                Err(_) => panic!(
+                    "the server did not say where it listens within {WAIT:?}:\n{}",
+                    std::fs::read_to_string(&log_path).unwrap_or_default()
+                ),
+            }
+        };
+        self.api = Api::new(format!("http://{addr}"));
+    }
+
+    /// Kills the process with SIGKILL: no shutdown, no checkpoint, requests cut off.
+    pub(crate) fn kill9(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            child.kill().expect("SIGKILL is delivered");
+            child.wait().expect("the killed server is reaped");
+        }
+    }
+
+    /// Sends SIGTERM (with the `kill` command: no extra dependency for signals).
+    pub(crate) fn sigterm(&self) {
+        let pid = self.pid();
+        let sent = Command::new("kill")
+            .arg("-TERM")
+            .arg(pid.to_string())
+            .status()
+            .expect("kill runs");
+        assert!(sent.success(), "kill -TERM {pid} failed");
+    }
+
+    /// Sends SIGTERM and waits (bounded) for the process to exit.
+    pub(crate) async fn terminate(&mut self) -> ExitStatus {
+        self.sigterm();
+        self.wait_exit().await
+    }
+
+    /// Waits (bounded) for the process to exit by itself.
+    pub(crate) async fn wait_exit(&mut self) -> ExitStatus {
+        let started = Instant::now();
+        loop {
+            let child = self.child.as_mut().expect("the server runs");
+            if let Some(status) = child.try_wait().expect("the server can be waited for") {
+                self.child = None;
+                return status;
+            }
+            assert!(
+                started.elapsed() < WAIT,
+                "the server did not exit within {WAIT:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Starts the server again on the same database (after a kill or a shutdown).
+    pub(crate) async fn restart(&mut self) {
+        self.kill9();
+        self.spawn().await;
+    }
+
+    /// Every log this server wrote, oldest run first.
+    pub(crate) fn logs(&self) -> String {
+        (1..=self.runs)
+            .map(|n| {
+                let path = self.dir.join(format!("server-{n}.log"));
+                format!(
+                    "--- {} ---\n{}",
+                    path.display(),
+                    std::fs::read_to_string(&path).unwrap_or_default()
+                )
+            })
+            .collect()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        if std::thread::panicking() {
+            let logs = self.logs();
+            // The end of the logs is what matters; keep the output readable.
+            let tail: String = logs
+                .chars()
+                .rev()
+                .take(20_000)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            eprintln!("server logs (tail):\n{tail}");
+        }
+    }
+}
+
+/// An HTTP response: its status, `Retry-After` and JSON body (`null` when not JSON).
+#[derive(Debug)]
+pub(crate) struct Resp {
+    pub(crate) status: u16,
+    pub(crate) retry_after: Option<u64>,
+    pub(crate) body: Value,
+}
+
+impl Resp {
+    /// The body of a successful response.
+    #[track_caller]
+    pub(crate) fn ok(self) -> Value {
+        assert!(
+            (200..300).contains(&self.status),
+            "expected success, got {} {}",
+            self.status,
+            self.body
+        );
+        self.body
+    }
+
+    /// Asserts an error with this HTTP status and API code.
+    #[track_caller]
+    pub(crate) fn expect_error(&self, status: u16, code: u64) {
+        assert_eq!(
+            (self.status, self.body["code"].as_u64()),
+            (status, Some(code)),
+            "{}",
+            self.body
+        );
+    }
+}
+
+/// The HTTP API of one server process. Cheap to clone, for concurrent requests.
+#[derive(Clone, Debug)]
+pub(crate) struct Api {
+    http: reqwest::Client,
+    /// `http://127.0.0.1:PORT`.
+    pub(crate) base: String,
+}
+
+impl Api {
+    fn new(base: String) -> Api {
+        let http = reqwest::Client::builder()
+            .no_proxy()
+            .timeout(WAIT)
+            .connect_timeout(Duration::from_secs(5))
+            .build()
+            .expect("an HTTP client");
+        Api { http, base }
+    }
+
+    /// Sends a request; `Err` when no response came (the server died, say).
+    pub(crate) async fn try_send(
+        &self,
+        method: Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<&Value>,
+    ) -> Result<Resp, reqwest::Error> {
+        let mut request = self.http.request(method, format!("{}{path}", self.base));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        let response = request.send().await?;
+        let status = response.status().as_u16();
+        let retry_after = response
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse().ok());
+        let text = response.text().await?;
+        Ok(Resp {
+            status,
+            retry_after,
+            body: serde_json::from_str(&text).unwrap_or(Value::Null),
+        })
+    }
+
+    async fn send(&self, method: Method, path: &str, token: Option<&str>, body: Option<&Value>) -> Resp {
+        let what = format!("{method} {path}");
+        self.try_send(method, path, token, body)
+            .await
+            .unwrap_or_else(|e| panic!("{what}: no response: {e}"))
+    }
+
+    pub(crate) async fn get(&self, path: &str, token: Option<&str>) -> Resp {
+        self.send(Method::GET, path, token, None).await
+    }
+
+    pub(crate) async fn post(&self, path: &str, token: Option<&str>, body: &Value) -> Resp {
+        self.send(Method::POST, path, token, Some(body)).await
+    }
+
+    pub(crate) async fn delete(&self, path: &str, token: Option<&str>) -> Resp {
+        self.send(Method::DELETE, path, token, None).await
+    }
+
+    /// Logs in with `key`: challenge, sign the message's bytes, log in.
+    pub(crate) async fn login(&self, key: &KeyFile) -> Player {
+        let public_key = key.public_key_hex();
+        let challenge = self
+            .post(
+                "/api/auth/challenge",
+                None,
+                &json!({ "public_key": public_key }),
+            )
+            .await
+            .ok();
+        let message = challenge["message"].as_str().expect("a message to sign");
+        let signature = triad_identity::sign_ed25519(key.signing_key(), message.as_bytes());
+        let login = self
+            .post(
+                "/api/auth/login",
+                None,
+                &json!({
+                    "challenge_id": challenge["challenge_id"],
+                    "public_key": public_key,
+                    "signature": signature,
+                }),
+            )
+            .await
+            .ok();
+        let address = key.address_string();
+        assert_eq!(login["address"], address.as_str());
+        Player {
+            address,
+            token: login["token"].as_str().expect("a token").to_owned(),
+        }
+    }
+
+    /// Logs in `n` new players.
+    pub(crate) async fn players(&self, n: usize) -> Vec<Player> {
+        futures_util::future::join_all((0..n).map(|_| async { self.login(&new_key()).await })).await
+    }
+
+    /// Moves the dev clock forward.
+    pub(crate) async fn advance(&self, ms: u64) -> u64 {
+        let body = self
+            .post("/api/dev/clock", None, &json!({ "advance_ms": ms }))
+            .await
+            .ok();
+        body["now_ms"].as_u64().expect("the clock's time")
+    }
+
+    /// `/api/me`.
+    pub(crate) async fn me(&self, p: &Player) -> Value {
+        self.get("/api/me", Some(&p.token)).await.ok()
+    }
+
+    /// A player's spendable balance.
+    pub(crate) async fn balance(&self, p: &Player) -> u64 {
+        amount(&self.me(p).await["balance"])
+    }
+
+    /// `/api/players/{address}`.
+    pub(crate) async fn stats(&self, address: &str) -> Value {
+        self.get(&format!("/api/players/{address}"), None).await.ok()
+    }
+
+    /// `/api/matches/{id}`.
+    pub(crate) async fn match_(&self, id: u64) -> Value {
+        self.get(&format!("/api/matches/{id}"), None).await.ok()
+    }
+
+    /// Every event of a match from the log, oldest first.
+    pub(crate) async fn match_events(&self, id: u64) -> Vec<Value> {
+        let body = self
+            .get(&format!("/api/matches/{id}/events?limit=1000"), None)
+            .await
+            .ok();
+        body["events"].as_array().expect("events").clone()
+    }
+
+    /// The owner's view of the money: `(reserve, deposited, withdrawn)`.
+    pub(crate) async fn reserve(&self, owner: &Player) -> (u64, u64, u64) {
+        let r = self
+            .get("/api/ledger/reserve", Some(&owner.token))
+            .await
+            .ok();
+        (
+            amount(&r["reserve"]),
+            amount(&r["deposited"]),
+            amount(&r["withdrawn"]),
+        )
+    }
+
+    /// The owner credits `amount` to `to`.
+    pub(crate) async fn deposit(&self, owner: &Player, to: &Player, amount: u64) -> Resp {
+        self.post(
+            "/api/ledger/deposit",
+            Some(&owner.token),
+            &json!({ "to": to.address, "amount": amount }),
+        )
+        .await
+    }
+
+    /// `a` challenges `b` (who accepts); `a` moves first. Returns the match id.
+    pub(crate) async fn challenge_accepted(
+        &self,
+        a: &Player,
+        b: &Player,
+        game: &str,
+        stake: u64,
+    ) -> u64 {
+        let issued = self
+            .post(
+                "/api/challenges",
+                Some(&a.token),
+                &json!({ "opponent": b.address, "game": game, "stake": stake, "first": "challenger" }),
+            )
+            .await
+            .ok();
+        let id = issued["match"]["id"].as_u64().expect("a match id");
+        let accepted = self
+            .post(&format!("/api/challenges/{id}/accept"), Some(&b.token), &json!({}))
+            .await
+            .ok();
+        assert_eq!(accepted["match"]["phase"], "ready");
+        id
+    }
+
+    /// `p` joins the queue.
+    pub(crate) async fn queue(&self, p: &Player, game: &str, stake: u64) -> Resp {
+        self.post(
+            "/api/queue",
+            Some(&p.token),
+            &json!({ "game": game, "stake": stake }),
+        )
+        .await
+    }
+
+    /// `a` waits in the queue and `b` joins: `a` moves first. Returns the match id.
+    pub(crate) async fn queue_pair(&self, a: &Player, b: &Player, game: &str, stake: u64) -> u64 {
+        let waiting = self.queue(a, game, stake).await.ok();
+        assert_eq!(waiting["match"]["phase"], "waiting", "{waiting}");
+        let id = waiting["match"]["id"].as_u64().expect("a match id");
+        let started = self.queue(b, game, stake).await.ok();
+        assert_eq!(started["match"]["id"].as_u64(), Some(id), "{started}");
+        assert_eq!(started["match"]["phase"], "ready");
+        assert_eq!(
+            started["match"]["players"][0]["address"],
+            a.address.as_str()
+        );
+        id
+    }
+
+    /// A move; the raw response.
+    pub(crate) async fn try_move(&self, p: &Player, id: u64, m: Mv) -> Resp {
+        self.post(
+            &format!("/api/matches/{id}/moves"),
+            Some(&p.token),
+            &json!({ "seq": m.seq, "cell": m.cell, "mark": m.mark }),
+        )
+        .await
+    }
+
+    /// A move that must succeed; the match afterwards.
+    pub(crate) async fn play(&self, p: &Player, id: u64, m: Mv) -> Value {
+        self.try_move(p, id, m).await.ok()["match"].clone()
+    }
+
+    /// Claims a timeout; the raw response.
+    pub(crate) async fn claim(&self, p: &Player, id: u64) -> Resp {
+        self.post(
+            &format!("/api/matches/{id}/claim-timeout"),
+            Some(&p.token),
+            &json!({}),
+        )
+        .await
+    }
+
+    /// The metrics page.
+    pub(crate) async fn metrics(&self) -> String {
+        let response = self
+            .http
+            .get(format!("{}/metrics", self.base))
+            .send()
+            .await
+            .expect("metrics answer");
+        assert!(response.status().is_success());
+        response.text().await.expect("metrics text")
+    }
+
+    /// Polls `f` until it returns `Some`, at most [`WAIT`].
+    pub(crate) async fn poll<T, F, Fut>(&self, what: &str, mut f: F) -> T
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Option<T>>,
+    {
+        let started = Instant::now();
+        loop {
+            if let Some(v) = f().await {
+                return v;
+            }
+            assert!(started.elapsed() < WAIT, "timed out waiting for {what}");
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+}
+
+/// A logged-in player.
+#[derive(Clone, Debug)]
+pub(crate) struct Player {
+    /// `0x` + 64 hex digits.
+    pub(crate) address: String,
+    /// The bearer token.
+    pub(crate) token: String,
+}
+
+/// A move: the `seq` it makes, the cell, the mark.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Mv {
+    pub(crate) seq: u8,
+    pub(crate) cell: u8,
+    pub(crate) mark: &'static str,
+}
+
+/// The `n`th move (1-based) of a script of `(cell, mark)`.
+pub(crate) fn nth(script: &[(u8, &'static str)], n: u8) -> Mv {
+    let (cell, mark) = script[usize::from(n - 1)];
+    Mv {
+        seq: n,
+        cell,
+        mark,
+    }
+}
+
+/// Tic-tac-toe: X (first) wins with the top row on move 5.
+pub(crate) const TTT_TOP_ROW: [(u8, &str); 5] = [(0, "X"), (3, "O"), (1, "X"), (4, "O"), (2, "X")];
+
+/// Tic-tac-toe: nobody can win before move 7, where X (first) wins with the bottom row.
+pub(crate) const TTT_SLOW_WIN: [(u8, &str); 7] = [
+    (0, "X"),
+    (4, "O"),
+    (8, "X"),
+    (1, "O"),
+    (7, "X"),
+    (2, "O"),
+    (6, "X"),
+];
+
+/// SOS: the first player wins on move 3 with the diagonal S-O-S.
+pub(crate) const SOS_DIAGONAL: [(u8, &str); 3] = [(0, "S"), (4, "O"), (8, "S")];
+
+/// SOS: nine Os, a draw (no S anywhere, so no SOS).
+pub(crate) const SOS_ALL_O: [(u8, &str); 9] = [
+    (0, "O"),
+    (1, "O"),
+    (2, "O"),
+    (3, "O"),
+    (4, "O"),
+    (5, "O"),
+    (6, "O"),
+    (7, "O"),
+    (8, "O"),
+];
+
+/// An amount from the API: a decimal string (or a number).
+#[track_caller]
+pub(crate) fn amount(v: &Value) -> u64 {
+    match v {
+        Value::String(s) => s.parse().expect("an amount"),
+        Value::Number(n) => n.as_u64().expect("an amount"),
+        other => panic!("not an amount: {other}"),
+    }
+}
+
+/// The event's kind name (`moved`, `game_ended`, …).
+pub(crate) fn kind(event: &Value) -> &str {
+    event["kind"]["type"].as_str().unwrap_or("")
+}
+
+/// `amount * bps / 10_000`, rounded down as the engine does.
+pub(crate) fn share(amount: u64, bps: u64) -> u64 {
+    amount * bps / 10_000
+}
+
+/// A WebSocket client of `/api/ws`.
+pub(crate) struct Ws {
+    inner: WebSocketStream<MaybeTlsStream<tokio::net::TcpStream>>,
+}
+
+impl Ws {
+    /// Connects with a login token.
+    pub(crate) async fn connect(api: &Api, token: &str) -> Ws {
+        let url = format!(
+            "{}/api/ws?token={token}",
+            api.base.replacen("http://", "ws://", 1)
+        );
+        let (inner, _) = tokio::time::timeout(WAIT, tokio_tungstenite::connect_async(url))
+            .await
+            .expect("the WebSocket connects in time")
+            .expect("the WebSocket connects");
+        Ws { inner }
+    }
+
+    /// Sends a JSON message.
+    pub(crate) async fn send(&mut self, v: Value) {
+        tokio::time::timeout(WAIT, self.inner.send(Message::text(v.to_string())))
+            .await
+            .expect("sent in time")
+            .expect("sent");
+    }
+
+    /// The next message that is not a ping or pong; `None` when the stream ended.
+    pub(crate) async fn recv(&mut self) -> Option<Message> {
+        loop {
+            let next = tokio::time::timeout(WAIT, self.inner.next())
+                .await
+                .expect("a WebSocket message in time");
+            match next {
+                Some(Ok(Message::Ping(_) | Message::Pong(_))) => {}
+                Some(Ok(m)) => return Some(m),
+                Some(Err(_)) | None => return None,
+            }
+        }
+    }
+
+    /// The next JSON text message.
+    pub(crate) async fn next_json(&mut self) -> Value {
+        match self.recv().await {
+            Some(Message::Text(text)) => serde_json::from_str(&text).expect("JSON"),
+            other => panic!("expected a text message, got {other:?}"),
+        }
+    }
+
+    /// The next frame, which must be an event; returns the event.
+    pub(crate) async fn next_event(&mut self) -> Value {
+        let frame = self.next_json().await;
+        assert_eq!(frame["type"], "event", "{frame}");
+        frame["event"].clone()
+    }
+
+    /// Waits for an event of `kind`, skipping others; returns it and the skipped ones.
+    pub(crate) async fn until_kind(&mut self, wanted: &str) -> (Value, Vec<Value>) {
+        let mut skipped = Vec::new();
+        loop {
+            let event = self.next_event().await;
+            if kind(&event) == wanted {
+                return (event, skipped);
+            }
+            skipped.push(event);
+        }
+    }
+
+    /// Subscribes to `topic` after `since`: returns the catch-up events from the log and
+    /// the `seq` of the `subscribed` message.
+    pub(crate) async fn subscribe(&mut self, topic: &str, since: u64) -> (Vec<Value>, u64) {
+        self.send(json!({ "type": "subscribe", "topic": topic, "since": since }))
+            .await;
+        let mut events = Vec::new();
+        loop {
+            let frame = self.next_json().await;
+            match frame["type"].as_str() {
+                Some("event") => events.push(frame["event"].clone()),
+                Some("subscribed") => {
+                    return (events, frame["seq"].as_u64().expect("a seq"));
+                }
+                _ => panic!("unexpected message while subscribing: {frame}"),
+            }
+        }
+    }
+
+    /// Waits for the server's close frame; returns its code.
+    pub(crate) async fn expect_close(&mut self) -> u16 {
+        loop {
+            match self.recv().await {
+                Some(Message::Close(frame)) => {
+                    return frame.map_or(1005, |f| u16::from(f.code));
+                }
+                Some(other) => {
+                    // Events published just before the shutdown may come first.
+                    assert!(matches!(other, Message::Text(_)), "{other:?}");
+                }
+                None => panic!("the WebSocket ended without a close frame"),
+            }
+        }
+    }
+
+    /// Closes from the client's side, without waiting.
+    pub(crate) async fn close(mut self) {
+        let _ = tokio::time::timeout(Duration::from_secs(2), self.inner.close(None)).await;
+    }
+}
+
+/// The sequence numbers of events, asserting they strictly increase.
+#[track_caller]
+pub(crate) fn seqs_increasing(events: &[Value]) -> Vec<u64> {
+    let seqs: Vec<u64> = events
+        .iter()
+        .map(|e| e["seq"].as_u64().expect("a seq"))
+        .collect();
+    assert!(
+        seqs.windows(2).all(|w| w[0] < w[1]),
+        "sequence numbers must strictly increase: {seqs:?}"
+    );
+    seqs
+}
