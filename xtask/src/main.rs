@@ -16,11 +16,19 @@ fn main() -> ExitCode {
     let task = args.first().map_or("help", String::as_str);
     let result = match task {
         "test" => test(),
+        "web" => web(),
+        "contracts" => contracts(),
         "help" | "--help" | "-h" => {
             println!(
-                "usage: cargo xtask test    run every check (fmt, clippy, no_std, tests, vectors, fuzz)"
+                "usage: cargo xtask test    run every check (fmt, clippy, no_std, tests, web, vectors, fuzz)"
             );
             println!("       TRIAD_SOAK=1 cargo xtask test    the same with long fuzz runs");
+            println!(
+                "       cargo xtask web     only the web app: its type check and the browser tests"
+            );
+            println!(
+                "       cargo xtask contracts    only the Stylus contracts (contracts/README.md)"
+            );
             Ok(())
         }
         other => Err(format!("unknown task {other:?}; try `cargo xtask help`")),
@@ -102,6 +110,7 @@ fn ensure_cargo_fuzz() -> Result<(), String> {
 const FUZZ_TARGETS: &[(&str, &str)] = &[
     ("crates/triad-rules/fuzz", "parse_board"),
     ("crates/triad-engine/fuzz", "commands"),
+    ("crates/triad-protocol/fuzz", "decode"),
 ];
 
 fn fuzz(seconds: u64) -> Result<(), String> {
@@ -169,6 +178,205 @@ fn sui_vectors() -> Result<(), String> {
     Ok(())
 }
 
+/// Like [`step`], but in `dir` and with extra environment variables.
+fn step_with(
+    name: &str,
+    dir: &Path,
+    env: &[(&str, &str)],
+    program: &str,
+    args: &[&str],
+) -> Result<(), String> {
+    println!("\n==> {name}: {program} {}", args.join(" "));
+    let started = Instant::now();
+    let status = Command::new(program)
+        .args(args)
+        .envs(env.iter().copied())
+        .current_dir(dir)
+        .status()
+        .map_err(|e| format!("{name}: could not run {program}: {e}"))?;
+    println!("<== {name}: {:.1} s", started.elapsed().as_secs_f64());
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{name} failed ({status})"))
+    }
+}
+
+/// Installs Debian's Chromium when it is missing: the browser tests drive it.
+fn ensure_chromium() -> Result<(), String> {
+    const CHROMIUM: &str = "/usr/bin/chromium";
+    if Path::new(CHROMIUM).exists() {
+        return Ok(());
+    }
+    let quiet = [("DEBIAN_FRONTEND", "noninteractive")];
+    step_with("apt-get update", &root(), &quiet, "apt-get", &["update"])?;
+    step_with(
+        "install Chromium for the browser tests",
+        &root(),
+        &quiet,
+        "apt-get",
+        &["install", "-y", "chromium"],
+    )?;
+    if Path::new(CHROMIUM).exists() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{CHROMIUM} is still missing after installing Debian's chromium package"
+        ))
+    }
+}
+
+/// Where cargo puts what it builds (`CARGO_TARGET_DIR`, a config file, or `target/`).
+fn target_dir() -> Result<PathBuf, String> {
+    let out = Command::new("cargo")
+        .args(["metadata", "--format-version", "1", "--no-deps"])
+        .current_dir(root())
+        .output()
+        .map_err(|e| format!("cargo metadata: {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let key = "\"target_directory\":\"";
+    let start = text
+        .find(key)
+        .ok_or("cargo metadata did not name the target directory")?
+        + key.len();
+    let len = text[start..]
+        .find('"')
+        .ok_or("cargo metadata's target directory is unterminated")?;
+    Ok(PathBuf::from(
+        text[start..start + len].replace("\\\\", "\\"),
+    ))
+}
+
+/// The web app: the type check of its JavaScript (JSDoc, `tsc --noEmit`), and the tests in
+/// `e2e/` that drive Debian's Chromium headless (playwright-core) against a freshly built
+/// `triad serve`.
+fn web() -> Result<(), String> {
+    ensure_chromium()?;
+    if !succeeds("node", &["--version"]) {
+        return Err("node is needed for the web app's tests; install nodejs".into());
+    }
+    let e2e = root().join("e2e");
+    step_with(
+        "install the browser-test packages",
+        &e2e,
+        &[],
+        "npm",
+        &["ci", "--no-audit", "--no-fund", "--loglevel=error"],
+    )?;
+    step_with(
+        "type-check the web app",
+        &e2e,
+        &[],
+        "npx",
+        &["--no-install", "tsc", "--noEmit", "-p", "tsconfig.web.json"],
+    )?;
+    step(
+        "build triad for the browser tests",
+        "cargo",
+        &["build", "-p", "triad"],
+    )?;
+    let bin = target_dir()?.join("debug").join("triad");
+    let bin = bin.to_string_lossy();
+    step_with(
+        "browser tests",
+        &e2e,
+        &[("TRIAD_BIN", &bin)],
+        "node",
+        // Two files at a time: each starts its own server and browser, and most of a
+        // browser test is waiting, so two share the machine's cores well.
+        &["--test", "--test-concurrency=2"],
+    )
+}
+
+/// The Stylus contracts in `contracts/`, a workspace of its own (see its README): format,
+/// clippy, the wasm release builds, their compressed size as Stylus measures it, every
+/// contract test (with the differential test against the Solidity reference), and the check
+/// that the pinned solc still compiles that reference to the committed bytecode. It uses the
+/// toolchain `contracts/rust-toolchain.toml` pins (installed if missing) and
+/// `contracts/target`.
+fn contracts() -> Result<(), String> {
+    let dir = root().join("contracts");
+    let pin = std::fs::read_to_string(dir.join("rust-toolchain.toml"))
+        .map_err(|e| format!("contracts/rust-toolchain.toml: {e}"))?;
+    let toolchain = pin
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("channel = "))
+        .map(|v| v.trim_matches('"').to_string())
+        .ok_or("contracts/rust-toolchain.toml names no channel")?;
+    let wasm = "wasm32-unknown-unknown";
+    if !succeeds("rustup", &["run", &toolchain, "rustc", "--version"]) {
+        let args = ["toolchain", "install", &toolchain, "--profile", "minimal"];
+        let parts = ["-c", "rustfmt", "-c", "clippy", "-t", wasm];
+        step(
+            "install the contracts' toolchain",
+            "rustup",
+            &[&args[..], &parts].concat(),
+        )?;
+    }
+    let installed = Command::new("rustup")
+        .args(["target", "list", "--installed", "--toolchain", &toolchain])
+        .output()
+        .map_err(|e| format!("rustup: {e}"))?;
+    if !String::from_utf8_lossy(&installed.stdout)
+        .lines()
+        .any(|l| l.trim() == wasm)
+    {
+        let args = ["target", "add", wasm, "--toolchain", &toolchain];
+        step("install the wasm target", "rustup", &args)?;
+    }
+    // `cargo xtask` runs under the root's toolchain, which rustup passes on to children in
+    // RUSTUP_TOOLCHAIN: the contracts' commands name theirs.
+    let target = dir.join("target");
+    let target_dir = target.to_string_lossy();
+    let env = [
+        ("RUSTUP_TOOLCHAIN", toolchain.as_str()),
+        ("CARGO_TARGET_DIR", target_dir.as_ref()),
+    ];
+    let cargo = |name: &str, args: &[&str]| step_with(name, &dir, &env, "cargo", args);
+    cargo("contracts: format", &["fmt", "--all", "--check"])?;
+    let lints = ["--workspace", "--all-targets", "--", "-D", "warnings"];
+    cargo(
+        "contracts: clippy",
+        &[&["clippy", "--locked"][..], &lints].concat(),
+    )?;
+    let release = ["build", "--locked", "--release", "--target", wasm];
+    let contracts = ["-p", "cryptosos", "-p", "tictactoe"];
+    cargo(
+        "contracts: wasm builds",
+        &[&release[..], &contracts].concat(),
+    )?;
+    let built = target.join(wasm).join("release");
+    let sos = built.join("cryptosos.wasm");
+    let ttt = built.join("tictactoe.wasm");
+    let (sos, ttt) = (sos.to_string_lossy(), ttt.to_string_lossy());
+    let measure = [
+        "run",
+        "--locked",
+        "-q",
+        "-p",
+        "size-check",
+        "--",
+        &sos,
+        &ttt,
+    ];
+    cargo("contracts: sizes as Stylus measures them", &measure)?;
+    cargo("contracts: tests", &["test", "--locked", "--workspace"])?;
+    if !succeeds("node", &["--version"]) {
+        return Err("node is needed to rebuild the contracts' Solidity reference".into());
+    }
+    let reference = dir.join("reference");
+    let ci = ["ci", "--no-audit", "--no-fund", "--loglevel=error"];
+    step_with("install solc", &reference, &[], "npm", &ci)?;
+    let check = ["build.mjs", "--check"];
+    step_with(
+        "solc reproduces the reference bytecode",
+        &reference,
+        &[],
+        "node",
+        &check,
+    )
+}
+
 fn test() -> Result<(), String> {
     let started = Instant::now();
     let shared = root().join("../shared");
@@ -207,6 +415,7 @@ fn test() -> Result<(), String> {
     )?;
     step("tests", "cargo", &["test", "--workspace", "--all-targets"])?;
     step("doc tests", "cargo", &["test", "--workspace", "--doc"])?;
+    web()?;
     sui_vectors()?;
     fuzz(if soak { 600 } else { 20 })?;
     println!(

@@ -99,6 +99,15 @@ pub enum Command {
         /// The match.
         match_id: MatchId,
     },
+    /// Call off a free match in play with no result (seed 4's
+    /// `result {"outcome":"abort"}`, for a state conflict or another irrecoverable problem).
+    /// Only a seated player may, and only when nothing is staked: a staked match can only be
+    /// forfeited, so nobody takes their stake back from a losing position. Nobody wins, and
+    /// the match counts in no stats.
+    Abort {
+        /// The match.
+        match_id: MatchId,
+    },
     /// Offer a rematch after a match ended, or accept the opponent's offer.
     Rematch {
         /// The ended match.
@@ -137,6 +146,7 @@ impl Command {
             Command::Move { .. } => "move",
             Command::Forfeit { .. } => "forfeit",
             Command::ClaimTimeout { .. } => "claim_timeout",
+            Command::Abort { .. } => "abort",
             Command::Rematch { .. } => "rematch",
             Command::Deposit { .. } => "deposit",
             Command::Withdraw { .. } => "withdraw",

@@ -471,6 +471,7 @@ impl Engine {
             } => return self.play_move(actor, match_id, seq, cell, mark, b),
             Command::Forfeit { match_id } => self.forfeit(actor, match_id, b),
             Command::ClaimTimeout { match_id } => self.claim_timeout(actor, match_id, b),
+            Command::Abort { match_id } => self.abort(actor, match_id, b),
             Command::Rematch { match_id } => self.rematch(actor, match_id, b),
             Command::Deposit { to, amount } => self.deposit(actor, to, amount, b),
             Command::Withdraw { amount } => self.withdraw(actor, amount, b),
@@ -826,6 +827,22 @@ impl Engine {
             Some(player.other()),
             CellSet::EMPTY,
         );
+        Ok(())
+    }
+
+    fn abort(&mut self, actor: Address, id: MatchId, b: &mut Batch) -> Result<(), EngineError> {
+        let (m, player) = self.seated(actor, id)?;
+        if m.stake > 0 {
+            return Err(EngineError::StakedAbort);
+        }
+        self.emit(
+            b,
+            EventKind::MatchAborted {
+                match_id: id,
+                by: player,
+            },
+        );
+        self.finish(b, id, EndReason::Aborted, None, CellSet::EMPTY);
         Ok(())
     }
 
@@ -1277,6 +1294,12 @@ impl Engine {
                 winner,
                 cells,
             } => self.end(match_id, reason, winner, cells, now),
+            &EventKind::MatchAborted { match_id, by } => {
+                let m = &self.matches[&match_id];
+                assert!(matches!(m.phase, Phase::Ready | Phase::InProgress));
+                assert_eq!(m.stake, 0, "only a free match is aborted");
+                assert!(m.seat(by).is_some_and(|s| s.address().is_some()));
+            }
             &EventKind::RematchOffered { match_id, by } => {
                 let m = self.matches.get_mut(&match_id).expect("the match exists");
                 assert_eq!(m.phase, Phase::Finished);

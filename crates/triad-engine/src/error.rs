@@ -90,6 +90,8 @@ pub enum EngineError {
     OpponentCannotAfford,
     /// 125: the zero address is nobody: it cannot play or receive money.
     ZeroAddress,
+    /// 126: a staked match cannot be aborted, only forfeited.
+    StakedAbort,
 }
 
 impl From<MoveError> for EngineError {
@@ -100,7 +102,7 @@ impl From<MoveError> for EngineError {
 
 impl EngineError {
     /// One of each variant (with placeholder data), for tests and documentation.
-    pub const ALL: [EngineError; 32] = [
+    pub const ALL: [EngineError; 33] = [
         EngineError::Move(MoveError::GameOver),
         EngineError::Move(MoveError::InvalidPosition),
         EngineError::Move(MoveError::NotYourTurn),
@@ -138,6 +140,7 @@ impl EngineError {
         EngineError::NoDeadline,
         EngineError::OpponentCannotAfford,
         EngineError::ZeroAddress,
+        EngineError::StakedAbort,
     ];
 
     /// The stable numeric code.
@@ -171,6 +174,7 @@ impl EngineError {
             EngineError::NoDeadline => 123,
             EngineError::OpponentCannotAfford => 124,
             EngineError::ZeroAddress => 125,
+            EngineError::StakedAbort => 126,
         }
     }
 
@@ -205,6 +209,7 @@ impl EngineError {
             EngineError::NoDeadline => "no_deadline",
             EngineError::OpponentCannotAfford => "opponent_cannot_afford",
             EngineError::ZeroAddress => "zero_address",
+            EngineError::StakedAbort => "staked_abort",
         }
     }
 }
@@ -293,6 +298,9 @@ impl fmt::Display for EngineError {
             EngineError::ZeroAddress => {
                 f.write_str("the zero address is nobody; use a real player's address")
             }
+            EngineError::StakedAbort => f.write_str(
+                "a staked match cannot be aborted; play it out or forfeit it",
+            ),
         }
     }
 }

@@ -61,7 +61,9 @@ pub enum EndReason {
     Declined,
     /// Nobody answered the challenge in time.
     Expired,
-    /// The first move never came; everyone was refunded.
+    /// Called off without a result: the first move never came, or a player of a free match
+    /// aborted it (seed 4's `abort`, after a [`EventKind::MatchAborted`]). Everyone was
+    /// refunded; it counts in no stats.
     Aborted,
 }
 
@@ -217,6 +219,14 @@ pub enum EventKind {
         /// What.
         mark: Mark,
     },
+    /// A player called off a free match in play (seed 4's `abort`); the match ends as
+    /// [`EndReason::Aborted`] in the same command.
+    MatchAborted {
+        /// The match.
+        match_id: MatchId,
+        /// Who called it off.
+        by: Player,
+    },
     /// The match ended.
     GameEnded {
         /// The match.
@@ -284,6 +294,7 @@ impl Event {
             | EventKind::Queued { match_id, .. }
             | EventKind::GameStarted { match_id, .. }
             | EventKind::Moved { match_id, .. }
+            | EventKind::MatchAborted { match_id, .. }
             | EventKind::GameEnded { match_id, .. }
             | EventKind::RematchOffered { match_id, .. } => Some(*match_id),
             EventKind::Transferred { match_id, .. } => *match_id,

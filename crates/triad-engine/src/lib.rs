@@ -7,9 +7,9 @@
 //! [`Engine::replay`] of the log equals the live engine.
 //!
 //! It covers how matches come to be (challenges with consent, the open queue, the
-//! computer), play with seed 4's `seq`, forfeits and rematches, seed 3's timeouts, money in
-//! a double-entry [`Ledger`] with seed 3's payouts, and the hall of fame with Glicko-2
-//! ratings.
+//! computer), play with seed 4's `seq`, forfeits, aborts of free matches and rematches,
+//! seed 3's timeouts, money in a double-entry [`Ledger`] with seed 3's payouts, and the hall
+//! of fame with Glicko-2 ratings.
 //!
 //! ```
 //! use triad_engine::{Address, Command, Config, Engine, Envelope, Seed3Event};

@@ -59,6 +59,7 @@ fn match_commands(id: MatchId) -> Vec<Command> {
         },
         Command::Forfeit { match_id: id },
         Command::ClaimTimeout { match_id: id },
+        Command::Abort { match_id: id },
         Command::Rematch { match_id: id },
     ]
 }
@@ -399,5 +400,15 @@ code_tests! {
         .into_iter()
         .chain(match_commands(id).into_iter().map(|c| t.expect_err(zero, c, 125)))
         .collect()
+    }
+
+    126 code_126_staked_abort {
+        let mut t = Table::new();
+        t.fund(ALICE, 10);
+        t.fund(BOB, 10);
+        let id = t.challenge_match(ALICE, BOB, TTT, 10);
+        let before_move = t.expect_err(BOB, Command::Abort { match_id: id }, 126);
+        t.play_ttt(id, &[4]);
+        vec![before_move, t.expect_err(ALICE, Command::Abort { match_id: id }, 126)]
     }
 }

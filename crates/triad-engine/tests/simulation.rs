@@ -268,6 +268,31 @@ impl Model {
                         }
                     }
                 }
+                EventKind::MatchAborted { match_id, by } => {
+                    let m = self
+                        .matches
+                        .get(&match_id)
+                        .ok_or("abort of unknown match")?;
+                    let seated = m.seats.is_some_and(|s| s[by.index()].address().is_some());
+                    if m.ended || m.stake != 0 || !seated {
+                        return Err(format!(
+                            "match {match_id} aborted by {by:?}: not a free match in play by its player"
+                        ));
+                    }
+                    // The ending in the same command must be the abort, with no winner.
+                    let ending = events.iter().find_map(|later| match later.kind {
+                        EventKind::GameEnded {
+                            match_id: ended,
+                            reason,
+                            winner,
+                            ..
+                        } if ended == match_id => Some((reason, winner)),
+                        _ => None,
+                    });
+                    if ending != Some((EndReason::Aborted, None)) {
+                        return Err(format!("match {match_id} aborted but ended as {ending:?}"));
+                    }
+                }
                 EventKind::Moved { match_id, by, .. } => {
                     let m = self.matches.get(&match_id).ok_or("move in unknown match")?;
                     if m.ended || !m.seats.is_some_and(|s| s.contains(&by)) {
@@ -562,6 +587,9 @@ impl Generator {
                 amount: self.pick(&[0, 1, 1_000, 40_000, ETHER]),
             },
             86..87 => Command::CollectReserve,
+            87..89 => Command::Abort {
+                match_id: self.some_match(engine, actor),
+            },
             _ => Command::Tick,
         }
     }
@@ -601,6 +629,7 @@ fn run(seed: u64, automatic_timeouts: bool) {
     let mut tally: BTreeMap<&'static str, u64> = BTreeMap::new();
     let mut refusals: BTreeMap<u16, u64> = BTreeMap::new();
     let mut endings: BTreeMap<&'static str, u64> = BTreeMap::new();
+    let mut player_aborts = 0u64;
 
     for index in 0..commands {
         let envelope = generator.next(&engine);
@@ -624,6 +653,9 @@ fn run(seed: u64, automatic_timeouts: bool) {
                     if let EventKind::GameEnded { reason, .. } = event.kind {
                         *endings.entry(reason.name()).or_default() += 1;
                     }
+                    if let EventKind::MatchAborted { .. } = event.kind {
+                        player_aborts += 1;
+                    }
                 }
             }
             Err(error) => {
@@ -643,7 +675,11 @@ fn run(seed: u64, automatic_timeouts: bool) {
     }
     println!("commands: {tally:?}");
     println!("refusals by code: {refusals:?}");
-    println!("endings: {endings:?}");
+    println!("endings: {endings:?}; aborted by a player: {player_aborts}");
+    assert!(
+        player_aborts > 0 || commands < 50_000,
+        "seed {seed}: no player aborted a match; the generator needs tuning"
+    );
     println!(
         "events: {}, deposited {}, reserve {}",
         engine.next_seq() - 1,

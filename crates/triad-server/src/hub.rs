@@ -2,10 +2,12 @@
 //!
 //! Topics are `match:<id>` (everything about a match: players and spectators),
 //! `inbox:<address>` (challenges, match starts and ends, money of that address) and
-//! `lobby` (queue activity, starts and ends). Each event is encoded once per topic and the
-//! same bytes go to every subscriber. Every connection has a bounded queue; a subscriber
-//! whose queue is full is too slow: it is dropped from every topic and told to close, so it
-//! never slows the others. It reconnects and catches up from its last sequence number.
+//! `lobby` (queue activity, starts and ends); and `apps:<address>`, the agents' messages to
+//! that address, which the relay publishes itself ([`Hub::publish_frame`]). Each event is
+//! encoded once per topic and the same bytes go to every subscriber. Every connection has a
+//! bounded queue; a subscriber whose queue is full is too slow: it is dropped from every
+//! topic and told to close, so it never slows the others. It reconnects and catches up from
+//! its last sequence number.
 
 use std::{
     collections::{HashMap, HashSet},
@@ -61,6 +63,7 @@ pub fn topics(event: &Event, engine: &Engine) -> Vec<String> {
         EventKind::ChallengeAccepted { .. }
         | EventKind::ChallengeDeclined { .. }
         | EventKind::ChallengeExpired { .. }
+        | EventKind::MatchAborted { .. }
         | EventKind::RematchOffered { .. } => participants(&mut inbox),
         EventKind::Queued { player, .. } => {
             inbox.push(*player);
@@ -217,6 +220,38 @@ impl Hub {
                 }
             }
         }
+        for id in slow {
+            if let Some(conn) = inner.conns.get(&id) {
+                conn.kicked.notify_one();
+            }
+            drop_conn(&mut inner, id);
+            metrics::counter!("triad_slow_websockets_dropped_total").increment(1);
+        }
+    }
+
+    /// Sends one frame, already encoded, to a topic's subscribers: for feeds that are not
+    /// engine events (the agents' inbox, `apps:<address>`, numbered by message). A slow
+    /// subscriber is dropped as in [`publish`](Hub::publish).
+    pub fn publish_frame(&self, topic: &str, seq: u64, text: String) {
+        let mut inner = self.lock();
+        let Some(subscribers) = inner.topics.get(topic) else {
+            return;
+        };
+        let frame = Frame {
+            topic: Arc::from(topic),
+            seq,
+            text: Utf8Bytes::from(text),
+        };
+        let slow: Vec<ConnId> = subscribers
+            .iter()
+            .filter(|id| {
+                inner
+                    .conns
+                    .get(id)
+                    .is_some_and(|conn| conn.tx.try_send(frame.clone()).is_err())
+            })
+            .copied()
+            .collect();
         for id in slow {
             if let Some(conn) = inner.conns.get(&id) {
                 conn.kicked.notify_one();

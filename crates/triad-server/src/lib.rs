@@ -9,13 +9,16 @@
 //! The layers, from the outside in: [`api`] turns requests into engine commands and views;
 //! [`core::Core`] owns the engine, batches commands and commits each batch's events in one
 //! transaction before answering; [`store::Store`] is the event log and its projections;
-//! [`hub::Hub`] fans committed events out to WebSocket subscribers.
+//! [`hub::Hub`] fans committed events out to WebSocket subscribers. [`web`] serves the web
+//! app, embedded in the binary, at `/`.
 
 pub mod api;
+pub mod apps;
 pub mod config;
 pub mod core;
 pub mod hub;
 pub mod store;
+pub mod web;
 
 use std::{
     net::SocketAddr,
@@ -100,7 +103,11 @@ pub async fn start(settings: Settings) -> Result<Running, ServeError> {
         tracing::warn!(
             "the dev clock is on: POST /api/dev/clock moves time; never use this in production"
         );
-        Clock::Manual(AtomicU64::new(Clock::System.now_ms()))
+        // Never behind the log: a test that moved the clock and restarted the server
+        // finds its deadlines where it left them.
+        Clock::Manual(AtomicU64::new(
+            Clock::System.now_ms().max(engine.clock_ms()),
+        ))
     } else {
         Clock::System
     });
@@ -117,6 +124,7 @@ pub async fn start(settings: Settings) -> Result<Running, ServeError> {
         auth: Arc::new(AuthState::default()),
         metrics: prometheus(),
         openapi: Arc::new(openapi),
+        apps: Arc::default(),
     };
     let limits = state.limits.clone();
     tokio::spawn(async move {
@@ -146,37 +154,49 @@ impl Running {
     }
 }
 
-/// Waits for SIGINT or SIGTERM.
-async fn shutdown_signal() {
-    let interrupt = tokio::signal::ctrl_c();
+/// Installs the SIGINT and SIGTERM handlers now and returns a future that waits for either.
+/// They must be in place before the server says it listens: a signal that came before a
+/// handler would kill the process at once, with no graceful shutdown.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
     {
-        let mut term =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(s) => s,
-                Err(_) => {
-                    let _ = interrupt.await;
-                    return;
+        use tokio::signal::unix::{SignalKind, signal};
+        let term = signal(SignalKind::terminate());
+        let interrupt = signal(SignalKind::interrupt());
+        async move {
+            match (term, interrupt) {
+                (Ok(mut term), Ok(mut interrupt)) => {
+                    tokio::select! {
+                        _ = term.recv() => {}
+                        _ = interrupt.recv() => {}
+                    }
                 }
-            };
-        tokio::select! {
-            _ = interrupt => {}
-            _ = term.recv() => {}
+                _ => {
+                    let _ = tokio::signal::ctrl_c().await;
+                }
+            }
         }
     }
     #[cfg(not(unix))]
-    let _ = interrupt.await;
+    async {
+        let _ = tokio::signal::ctrl_c().await;
+    }
 }
 
 /// Runs `triad serve` until SIGINT or SIGTERM.
 ///
 /// # Errors
 /// When the server cannot start.
-pub async fn serve(settings: Settings) -> Result<(), ServeError> {
-    let addr = settings.addr;
-    let running = start(settings).await?;
-    let listener = TcpListener::bind(addr).await?;
+pub async fn serve(mut settings: Settings) -> Result<(), ServeError> {
+    let listener = TcpListener::bind(settings.addr).await?;
     let local = listener.local_addr()?;
+    if settings.domain.is_empty() {
+        // Login messages name the address actually served (with `--addr …:0`, the port
+        // the system chose).
+        settings.domain = local.to_string();
+    }
+    let running = start(settings).await?;
+    let stop = shutdown_signal();
     tracing::info!("Triad is listening on http://{local}");
     println!("Triad is listening on http://{local}");
     let app = api::app(running.state.clone());
@@ -186,7 +206,7 @@ pub async fn serve(settings: Settings) -> Result<(), ServeError> {
         app.into_make_service_with_connect_info::<SocketAddr>(),
     )
     .with_graceful_shutdown(async move {
-        shutdown_signal().await;
+        stop.await;
         tracing::info!("shutting down: no new connections; closing WebSockets");
         hub.close_all();
     })

@@ -39,15 +39,23 @@ pub enum StoreError {
 }
 
 /// The schema versions this binary knows: `(version, description, SQLite, PostgreSQL)`.
-const MIGRATIONS: &[(i64, &str, &str, &str)] = &[(
-    1,
-    "events, projections, sessions",
-    include_str!("../migrations/sqlite/0001_init.sql"),
-    include_str!("../migrations/postgres/0001_init.sql"),
-)];
+const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
+    (
+        1,
+        "events, projections, sessions",
+        include_str!("../migrations/sqlite/0001_init.sql"),
+        include_str!("../migrations/postgres/0001_init.sql"),
+    ),
+    (
+        2,
+        "the agents' relay: messages and games",
+        include_str!("../migrations/sqlite/0002_agents.sql"),
+        include_str!("../migrations/postgres/0002_agents.sql"),
+    ),
+];
 
 /// The latest schema version this binary writes.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// A stored realtime event: its sequence number and JSON body.
 #[derive(Clone, Debug)]
@@ -142,6 +150,11 @@ impl Store {
     #[must_use]
     pub fn backend(&self) -> Backend {
         self.backend
+    }
+
+    /// The connection pool, for modules that keep tables of their own (the agents' relay).
+    pub(crate) fn pool(&self) -> &AnyPool {
+        &self.pool
     }
 
     async fn migrate(&self) -> Result<(), StoreError> {
@@ -396,8 +409,8 @@ impl Store {
     ) -> Result<Vec<Match>, StoreError> {
         let rows = sqlx::query(
             "SELECT m.body FROM matches m \
-             WHERE ($1 IS NULL OR m.id IN (SELECT match_id FROM match_players WHERE address = $1)) \
-             AND ($2 IS NULL OR m.phase = $2) AND m.id < $3 \
+             WHERE (CAST($1 AS TEXT) IS NULL OR m.id IN (SELECT match_id FROM match_players WHERE address = CAST($1 AS TEXT))) \
+             AND (CAST($2 AS TEXT) IS NULL OR m.phase = CAST($2 AS TEXT)) AND m.id < $3 \
              ORDER BY m.id DESC LIMIT $4",
         )
         .bind(player.map(|a| a.to_string()))
@@ -554,6 +567,7 @@ pub fn kind_name(kind: &EventKind) -> &'static str {
         EventKind::Queued { .. } => "queued",
         EventKind::GameStarted { .. } => "game_started",
         EventKind::Moved { .. } => "moved",
+        EventKind::MatchAborted { .. } => "match_aborted",
         EventKind::GameEnded { .. } => "game_ended",
         EventKind::RematchOffered { .. } => "rematch_offered",
         EventKind::Transferred { .. } => "transferred",

@@ -12,8 +12,10 @@ const CHALLENGE_TTL_MS: u64 = 600_000;
 
 async fn funded_pair(server: &Server, amount: u64) -> (User, User) {
     let (alice, bob) = (server.user().await, server.user().await);
-    server.deposit(&alice, amount).await;
-    server.deposit(&bob, amount).await;
+    if amount > 0 {
+        server.deposit(&alice, amount).await;
+        server.deposit(&bob, amount).await;
+    }
     (alice, bob)
 }
 
@@ -232,7 +234,10 @@ async fn leaving_a_staked_queue_before_the_wait_is_refused_with_the_time_left() 
 
     let r = server.delete("/api/queue").auth(&alice).send().await;
     let body = r.expect_error(409, 106, "wait_not_over");
-    assert!(body["message"].as_str().unwrap().contains("120 s"), "{body}");
+    assert!(
+        body["message"].as_str().unwrap().contains("120 s"),
+        "{body}"
+    );
     assert_eq!(r.retry_after(), Some(120));
 
     server.advance(30_000).await;
@@ -664,14 +669,20 @@ async fn matches_list_by_player_and_status_newest_first_in_pages() {
     assert_eq!(ids(r.expect(200)), [a4, a3, a2, b1, a1]);
 
     let r = server
-        .get(&format!("/api/matches?player={}&status=ready", alice.address))
+        .get(&format!(
+            "/api/matches?player={}&status=ready",
+            alice.address
+        ))
         .send()
         .await;
     assert_eq!(ids(r.expect(200)), [a4]);
 
     // Finished matches of Alice, two per page.
     let mut seen = Vec::new();
-    let mut query = format!("/api/matches?player={}&status=finished&limit=2", alice.address);
+    let mut query = format!(
+        "/api/matches?player={}&status=finished&limit=2",
+        alice.address
+    );
     loop {
         let r = server.get(&query).send().await;
         let page = r.expect(200);
@@ -711,12 +722,18 @@ async fn a_player_shows_stats_rating_and_active_match() {
     assert_eq!(p["rating"]["deviation"], 350.0);
 
     let id = server.challenge_accepted(&alice, &bob, 0).await;
-    assert_eq!(server.get(&path).send().await.expect(200)["active_match"], id);
+    assert_eq!(
+        server.get(&path).send().await.expect(200)["active_match"],
+        id
+    );
     server.x_wins(&alice, &bob, id).await.expect(201);
     let r = server.get(&path).send().await;
     let p = r.expect(200);
     assert_eq!(p["active_match"], Value::Null);
-    assert_eq!((p["games"].as_u64(), p["wins"].as_u64()), (Some(1), Some(0)));
+    assert_eq!(
+        (p["games"].as_u64(), p["wins"].as_u64()),
+        (Some(1), Some(0))
+    );
     assert!(p["rating"]["rating"].as_f64().unwrap() < 1500.0);
     assert!(p["rating"]["deviation"].as_f64().unwrap() < 350.0);
 }
@@ -727,7 +744,12 @@ async fn the_leaderboard_orders_by_rating_or_by_wins() {
     let (alice, bob) = funded_pair(&server, 0).await;
     let (carol, dave) = funded_pair(&server, 0).await;
     // Alice beats Bob twice; Carol beats Dave once, then Dave beats Carol.
-    for (x, o) in [(&alice, &bob), (&alice, &bob), (&carol, &dave), (&dave, &carol)] {
+    for (x, o) in [
+        (&alice, &bob),
+        (&alice, &bob),
+        (&carol, &dave),
+        (&dave, &carol),
+    ] {
         let id = server.challenge_accepted(x, o, 0).await;
         server.x_wins(x, o, id).await.expect(201);
     }
@@ -806,7 +828,10 @@ async fn my_ledger_shows_balance_and_entries_newest_first_in_pages() {
     assert_eq!(body["balance"], "900");
     assert_eq!(
         entries(body),
-        [(s("-100"), s("stake"), Some(id)), (s("1000"), s("deposit"), None)]
+        [
+            (s("-100"), s("stake"), Some(id)),
+            (s("1000"), s("deposit"), None)
+        ]
     );
 
     let r = server.get("/api/ledger?limit=2").auth(&alice).send().await;
@@ -830,15 +855,27 @@ async fn the_owner_deposits_views_the_reserve_and_collects_it() {
     let id = server.challenge_accepted(&alice, &bob, 100).await;
     server.x_wins(&alice, &bob, id).await.expect(201);
 
-    let r = server.get("/api/ledger/reserve").auth(&server.owner).send().await;
+    let r = server
+        .get("/api/ledger/reserve")
+        .auth(&server.owner)
+        .send()
+        .await;
     assert_eq!(
         r.expect(200),
         &json!({ "reserve": "20", "deposited": "2000", "withdrawn": "0" })
     );
-    let r = server.post("/api/ledger/collect").auth(&server.owner).send().await;
+    let r = server
+        .post("/api/ledger/collect")
+        .auth(&server.owner)
+        .send()
+        .await;
     assert_eq!(event_types(r.expect(201)), ["transferred"]);
     assert_eq!(server.balance(&server.owner).await, 20);
-    let r = server.get("/api/ledger/reserve").auth(&server.owner).send().await;
+    let r = server
+        .get("/api/ledger/reserve")
+        .auth(&server.owner)
+        .send()
+        .await;
     assert_eq!(r.expect(200)["reserve"], "0");
     server
         .post("/api/ledger/collect")
@@ -896,7 +933,11 @@ async fn deposits_and_withdrawals_check_their_amounts() {
         .send()
         .await
         .expect_error(422, 122, "amount_too_large");
-    let r = server.get("/api/ledger/reserve").auth(&server.owner).send().await;
+    let r = server
+        .get("/api/ledger/reserve")
+        .auth(&server.owner)
+        .send()
+        .await;
     assert_eq!(r.expect(200)["withdrawn"], (big - 1).to_string());
 }
 

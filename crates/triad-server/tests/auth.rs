@@ -12,7 +12,12 @@ use triad_identity::{
 const DAY_MS: u64 = 86_400_000;
 
 fn keys_of(body: &Value) -> Vec<&str> {
-    let mut keys: Vec<&str> = body.as_object().unwrap().keys().map(String::as_str).collect();
+    let mut keys: Vec<&str> = body
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
     keys.sort_unstable();
     keys
 }
@@ -146,7 +151,10 @@ async fn login_refuses_another_key_a_tampered_message_and_an_unknown_challenge()
 
     // A signature over other bytes than the message's.
     let challenge = server.challenge(&alice).await;
-    let tampered = challenge["message"].as_str().unwrap().replace(DOMAIN, "evil.test");
+    let tampered = challenge["message"]
+        .as_str()
+        .unwrap()
+        .replace(DOMAIN, "evil.test");
     login_body(
         &server,
         &json!({
@@ -168,6 +176,36 @@ async fn login_refuses_another_key_a_tampered_message_and_an_unknown_challenge()
     )
     .await
     .expect_error(401, 204, "unknown_challenge");
+}
+
+#[tokio::test]
+async fn a_malformed_signature_is_a_bad_signature_not_a_bad_key() {
+    let server = Server::start().await;
+    let alice = key(1);
+    for (scheme, signature) in [
+        ("ed25519", "abc".to_owned()),
+        ("ed25519", "zz".repeat(64)),
+        ("ed25519", "ab".repeat(65)),
+        ("sui-personal-message", "not base64!".to_owned()),
+        ("sui-personal-message", "AAAA".to_owned()),
+    ] {
+        let challenge = server.challenge(&alice).await;
+        let r = login_body(
+            &server,
+            &json!({
+                "challenge_id": challenge["challenge_id"],
+                "public_key": public_key_hex(&alice.verifying_key()),
+                "signature": signature,
+                "scheme": scheme,
+            }),
+        )
+        .await;
+        let body = r.expect_error(401, 205, "bad_signature");
+        assert!(
+            body["message"].as_str().unwrap().contains("signature"),
+            "{scheme} {signature}: {body}"
+        );
+    }
 }
 
 #[tokio::test]
@@ -363,7 +401,12 @@ async fn logout_revokes_only_the_token_it_was_sent_with() {
         .send()
         .await
         .expect_error(401, 202, "invalid_token");
-    server.get("/api/me").auth(&other_session).send().await.expect(200);
+    server
+        .get("/api/me")
+        .auth(&other_session)
+        .send()
+        .await
+        .expect(200);
 }
 
 #[tokio::test]
@@ -391,7 +434,13 @@ async fn requests_without_a_bearer_token_are_unauthorized() {
 }
 
 async fn me(server: &Server, user: &User) -> Value {
-    server.get("/api/me").auth(user).send().await.expect(200).clone()
+    server
+        .get("/api/me")
+        .auth(user)
+        .send()
+        .await
+        .expect(200)
+        .clone()
 }
 
 #[tokio::test]

@@ -19,11 +19,17 @@ async fn unreadable_json_bodies_are_bad_requests() {
         ("wrong type", r#"{"game":7}"#),
         ("unknown game", r#"{"game":"chess"}"#),
         ("missing field", r#"{}"#),
-        ("an array", r#"["sos"]"#),
+        ("null", "null"),
+        ("a string", r#""sos""#),
         ("unknown level", r#"{"game":"sos","level":"godlike"}"#),
     ];
     for (label, text) in cases {
-        let r = server.post("/api/computer").auth(&alice).raw(text).send().await;
+        let r = server
+            .post("/api/computer")
+            .auth(&alice)
+            .raw(text)
+            .send()
+            .await;
         assert_eq!(r.status.as_u16(), 400, "{label}: {}", r.text);
         r.expect_error(400, 200, "bad_request");
     }
@@ -33,7 +39,7 @@ async fn unreadable_json_bodies_are_bad_requests() {
 
     // The same for every JSON endpoint, including unauthenticated ones.
     for path in ["/api/auth/challenge", "/api/auth/login", "/api/dev/clock"] {
-        for text in ["{", r#"{"nope":1}"#, "[]"] {
+        for text in ["{", r#"{"nope":1}"#, "null"] {
             server
                 .post(path)
                 .raw(text)
@@ -70,7 +76,12 @@ async fn move_fields_of_the_wrong_type_or_range_are_bad_requests() {
             .await
             .expect_error(400, 200, "bad_request");
     }
-    for amount in [json!(-5), json!("12x"), json!(1.5), json!("18446744073709551616")] {
+    for amount in [
+        json!(-5),
+        json!("12x"),
+        json!(1.5),
+        json!("18446744073709551616"),
+    ] {
         server
             .post("/api/ledger/deposit")
             .auth(&server.owner)
@@ -121,7 +132,14 @@ async fn a_smaller_configured_body_limit_is_enforced() {
 #[tokio::test]
 async fn unknown_routes_are_not_found() {
     let server = Server::start().await;
-    for path in ["/", "/api", "/api/nothing", "/api/matches/1/nothing", "/healthz/x"] {
+    // `/` and the app's other pages serve the web app (tests/web.rs).
+    for path in [
+        "/api",
+        "/api/nothing",
+        "/api/matches/1/nothing",
+        "/healthz/x",
+        "/nowhere",
+    ] {
         for method in [Method::GET, Method::POST] {
             server
                 .call(method.clone(), path)

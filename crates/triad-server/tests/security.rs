@@ -13,6 +13,7 @@ const DAY_MS: u64 = 86_400_000;
 /// - `live`: Alice (X) against Bob, Alice has moved, Bob is to move;
 /// - `open`: Dave's open challenge to Erin;
 /// - Carol takes part in nothing.
+///
 /// `expired` and `revoked` are tokens of a user from before the clock moved a day.
 struct World {
     server: Server,
@@ -37,7 +38,11 @@ async fn world() -> World {
     server.advance(DAY_MS).await;
     // Everyone logs in after the clock moved, so only `stale` has expired.
     server.owner = server.login(&server.owner.key.clone()).await;
-    let (alice, bob, carol) = (server.user().await, server.user().await, server.user().await);
+    let (alice, bob, carol) = (
+        server.user().await,
+        server.user().await,
+        server.user().await,
+    );
     let (dave, erin) = (server.user().await, server.user().await);
     for user in [&alice, &bob, &dave, &erin] {
         server.deposit(user, 1_000).await;
@@ -124,7 +129,11 @@ async fn only_the_two_players_may_move_forfeit_claim_or_rematch() {
     w.post(&w.server.owner, &format!("/api/matches/{live}/forfeit"))
         .await
         .expect_error(403, 101, "not_a_player");
-    assert_eq!(w.state().await, before, "a refused command changed something");
+    assert_eq!(
+        w.state().await,
+        before,
+        "a refused command changed something"
+    );
 }
 
 #[tokio::test]
@@ -167,7 +176,11 @@ async fn only_the_player_to_move_may_move_and_only_with_their_mark() {
     w.post(&w.bob, &format!("/api/matches/{live}/claim-timeout"))
         .await
         .expect_error(403, 111, "not_last_mover");
-    assert_eq!(w.state().await, before, "a refused command changed something");
+    assert_eq!(
+        w.state().await,
+        before,
+        "a refused command changed something"
+    );
 }
 
 #[tokio::test]
@@ -190,7 +203,11 @@ async fn only_the_challenged_player_answers_and_only_the_challenger_withdraws() 
     w.post(&w.bob, &format!("/api/challenges/{}/accept", w.live))
         .await
         .expect_error(409, 107, "not_waiting");
-    assert_eq!(w.state().await, before, "a refused command changed something");
+    assert_eq!(
+        w.state().await,
+        before,
+        "a refused command changed something"
+    );
 }
 
 #[tokio::test]
@@ -215,9 +232,15 @@ async fn only_the_owner_may_deposit_view_or_collect_the_reserve() {
             .await
             .expect_error(403, 115, "owner_only");
     }
-    assert_eq!(w.state().await, before, "a refused command changed something");
+    assert_eq!(
+        w.state().await,
+        before,
+        "a refused command changed something"
+    );
     // The owner may.
-    w.post(&w.server.owner, "/api/ledger/collect").await.expect(201);
+    w.post(&w.server.owner, "/api/ledger/collect")
+        .await
+        .expect(201);
 }
 
 /// Every endpoint that needs a login, with a valid body, so only the token is wrong.
@@ -264,8 +287,18 @@ async fn every_protected_endpoint_refuses_missing_malformed_forged_revoked_and_e
     let bad_tokens: [(&str, Option<&str>, u64, &str); 7] = [
         ("missing", None, 201, "unauthorized"),
         ("malformed: short", Some("abc"), 202, "invalid_token"),
-        ("malformed: not hex", Some(&"zz".repeat(32)), 202, "invalid_token"),
-        ("malformed: too long", Some(&"ab".repeat(33)), 202, "invalid_token"),
+        (
+            "malformed: not hex",
+            Some(&"zz".repeat(32)),
+            202,
+            "invalid_token",
+        ),
+        (
+            "malformed: too long",
+            Some(&"ab".repeat(33)),
+            202,
+            "invalid_token",
+        ),
         ("forged", Some(&forged), 202, "invalid_token"),
         ("revoked", Some(&w.revoked), 202, "invalid_token"),
         ("expired", Some(&w.expired), 203, "token_expired"),
@@ -283,7 +316,11 @@ async fn every_protected_endpoint_refuses_missing_malformed_forged_revoked_and_e
             }
             let r = call.send().await;
             assert_eq!(
-                (r.status.as_u16(), r.body["code"].as_u64(), r.body["error"].as_str()),
+                (
+                    r.status.as_u16(),
+                    r.body["code"].as_u64(),
+                    r.body["error"].as_str()
+                ),
                 (401, Some(*code), Some(*name)),
                 "{method} {path} with a {label} token: {}",
                 r.text
@@ -291,9 +328,18 @@ async fn every_protected_endpoint_refuses_missing_malformed_forged_revoked_and_e
             common::assert_error_shape(&r.body, &r.text);
         }
     }
-    assert_eq!(w.state().await, before, "a refused request changed something");
+    assert_eq!(
+        w.state().await,
+        before,
+        "a refused request changed something"
+    );
     // The forged token really is unknown, and the valid ones still work.
-    w.server.get("/api/me").auth(&w.carol).send().await.expect(200);
+    w.server
+        .get("/api/me")
+        .auth(&w.carol)
+        .send()
+        .await
+        .expect(200);
 }
 
 #[tokio::test]
@@ -339,11 +385,16 @@ async fn the_per_ip_rate_limit_answers_429_with_retry_after() {
     .await;
     let ip = [10, 0, 0, 1];
     for _ in 0..3 {
-        server.get("/healthz").from_ip(ip).send().await.expect(200);
+        server
+            .get("/healthz")
+            .client_ip(ip)
+            .send()
+            .await
+            .expect(200);
     }
     let mut refused = None;
     for _ in 0..10 {
-        let r = server.get("/healthz").from_ip(ip).send().await;
+        let r = server.get("/healthz").client_ip(ip).send().await;
         if r.status.as_u16() == 429 {
             refused = Some(r);
             break;
@@ -356,14 +407,14 @@ async fn the_per_ip_rate_limit_answers_429_with_retry_after() {
     // Unknown routes count too, and get the same answer.
     server
         .get("/nowhere")
-        .from_ip(ip)
+        .client_ip(ip)
         .send()
         .await
         .expect_error(429, 207, "rate_limited");
     // Another IP has its own budget.
     server
         .get("/healthz")
-        .from_ip([10, 0, 0, 2])
+        .client_ip([10, 0, 0, 2])
         .send()
         .await
         .expect(200);

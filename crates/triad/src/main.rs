@@ -11,7 +11,8 @@ use std::{io, process::ExitCode};
 use clap::{Parser, Subcommand};
 
 /// Tic-tac-toe and SOS for people, agents and staked matches: serve the web app and API,
-/// play in the terminal, manage your key, or export the solver's tables.
+/// play in the terminal, manage your key, export the solver's tables, or play seed 4's
+/// agent protocol (apps, agent).
 #[derive(Debug, Parser)]
 #[command(name = "triad", version, propagate_version = true)]
 struct Cli {
@@ -27,6 +28,8 @@ enum Command {
     Keygen(cmd::keys::KeygenArgs),
     Whoami(cmd::keys::WhoamiArgs),
     Login(cmd::keys::LoginArgs),
+    Apps(cmd::apps::AppsArgs),
+    Agent(Box<cmd::agent::AgentArgs>),
 }
 
 impl Command {
@@ -38,6 +41,8 @@ impl Command {
             Command::Login(args) => cmd::keys::login(args).map(|()| ExitCode::SUCCESS),
             Command::Play(args) => cmd::play::run(args),
             Command::Solve(args) => cmd::solve::run(args).map(|()| ExitCode::SUCCESS),
+            Command::Apps(args) => cmd::apps::run(args).map(|()| ExitCode::SUCCESS),
+            Command::Agent(args) => cmd::agent::run(*args).map(|()| ExitCode::SUCCESS),
         }
     }
 }

@@ -101,7 +101,10 @@ async fn two_players_play_a_challenge_to_a_win_watched_live_by_both() {
         for ws in &mut watchers {
             let event = ws.next_event().await;
             assert_moved(&event, id, n, m.cell, m.mark);
-            assert_eq!(&event, acked_moved, "the same event over HTTP and WebSocket");
+            assert_eq!(
+                &event, acked_moved,
+                "the same event over HTTP and WebSocket"
+            );
             assert!(event["seq"].as_u64().unwrap() > last_seq);
         }
         last_seq = acked_moved["seq"].as_u64().unwrap();
@@ -126,13 +129,22 @@ async fn two_players_play_a_challenge_to_a_win_watched_live_by_both() {
     assert_eq!(m["outcome"]["winner"], "first");
     assert_eq!(m["outcome"]["winner_address"], alice.address.as_str());
     assert_eq!(m["outcome"]["cells"], json!([0, 1, 2]));
-    let state = api.get(&format!("/api/matches/{id}/state"), None).await.ok();
+    let state = api
+        .get(&format!("/api/matches/{id}/state"), None)
+        .await
+        .ok();
     assert_eq!(state["state"], "XXXOO----");
 
     let a = api.stats(&alice.address).await;
     let b = api.stats(&bob.address).await;
-    assert_eq!((a["wins"].as_u64(), a["games"].as_u64(), a["draws"].as_u64()), (Some(1), Some(1), Some(0)));
-    assert_eq!((b["wins"].as_u64(), b["games"].as_u64(), b["draws"].as_u64()), (Some(0), Some(1), Some(0)));
+    assert_eq!(
+        (a["wins"].as_u64(), a["games"].as_u64(), a["draws"].as_u64()),
+        (Some(1), Some(1), Some(0))
+    );
+    assert_eq!(
+        (b["wins"].as_u64(), b["games"].as_u64(), b["draws"].as_u64()),
+        (Some(0), Some(1), Some(0))
+    );
     assert!(a["rating"]["rating"].as_f64().unwrap() > 1500.0, "{a}");
     assert!(b["rating"]["rating"].as_f64().unwrap() < 1500.0, "{b}");
     assert!(a["rating"]["deviation"].as_f64().unwrap() < 350.0, "{a}");
@@ -171,7 +183,12 @@ async fn the_staked_queue_pays_seed_3s_amounts() {
     api.play(&alice, id, nth(&SOS_DIAGONAL, 1)).await;
     api.play(&bob, id, nth(&SOS_DIAGONAL, 2)).await;
     let last = api.try_move(&alice, id, nth(&SOS_DIAGONAL, 3)).await.ok();
-    let kinds: Vec<&str> = last["events"].as_array().unwrap().iter().map(kind).collect();
+    let kinds: Vec<&str> = last["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(kind)
+        .collect();
     assert_eq!(kinds, ["moved", "game_ended", "transferred", "transferred"]);
     let payout = &last["events"][2]["kind"]["transfer"];
     assert_eq!(payout["amount"].as_u64(), Some(E / 10 * 18));
@@ -236,7 +253,10 @@ async fn the_staked_queue_pays_seed_3s_amounts() {
     .collect();
     assert_eq!(entries, expected);
     let a = api.stats(&alice.address).await;
-    assert_eq!((a["wins"].as_u64(), a["games"].as_u64(), a["draws"].as_u64()), (Some(1), Some(2), Some(1)));
+    assert_eq!(
+        (a["wins"].as_u64(), a["games"].as_u64(), a["draws"].as_u64()),
+        (Some(1), Some(2), Some(1))
+    );
 }
 
 #[tokio::test]
@@ -264,7 +284,11 @@ async fn waits_and_moves_time_out_on_the_dev_clock() {
     let cancelled = api.delete("/api/queue", Some(&alice.token)).await.ok();
     assert_eq!(cancelled["match"]["id"].as_u64(), Some(wait_id));
     assert_eq!(cancelled["match"]["outcome"]["reason"], "cancelled");
-    assert_eq!(api.balance(&alice).await, D, "a cancelled wait refunds in full");
+    assert_eq!(
+        api.balance(&alice).await,
+        D,
+        "a cancelled wait refunds in full"
+    );
     api.delete("/api/queue", Some(&alice.token))
         .await
         .expect_error(404, 210);
@@ -331,9 +355,7 @@ async fn a_reconnecting_client_catches_up_without_gaps_or_duplicates() {
     let api = &server.api;
     let alice = api.login(&new_key()).await;
     let bob = api.login(&new_key()).await;
-    let id = api
-        .challenge_accepted(&alice, &bob, "tic-tac-toe", 0)
-        .await;
+    let id = api.challenge_accepted(&alice, &bob, "tic-tac-toe", 0).await;
     let topic = format!("match:{id}");
     let mover = |n: u8| if n % 2 == 1 { &alice } else { &bob };
 
@@ -361,7 +383,9 @@ async fn a_reconnecting_client_catches_up_without_gaps_or_duplicates() {
     );
     let (mut after, subscribed_at) = caught_up;
     assert!(
-        after.iter().all(|e| e["seq"].as_u64().unwrap() <= subscribed_at),
+        after
+            .iter()
+            .all(|e| e["seq"].as_u64().unwrap() <= subscribed_at),
         "the catch-up ends where `subscribed` says"
     );
     assert_eq!(ack["seq"].as_u64(), Some(5));
@@ -420,8 +444,7 @@ async fn concurrent_commands_are_group_committed() {
     let (server, owner) = server_with_owner(dir.path()).await;
     let api = &server.api;
     let players = api.players(20).await;
-    let (sum_before, count_before) =
-        histogram(&api.metrics().await, "triad_commit_batch_commands");
+    let (sum_before, count_before) = histogram(&api.metrics().await, "triad_commit_batch_commands");
 
     const COMMANDS: u64 = 200;
     let deposits = (0..COMMANDS).map(|i| {

@@ -66,6 +66,7 @@ fn decode(b: &mut Bytes<'_>) -> Option<(Envelope, u64)> {
             2 => Command::CollectReserve,
             _ => Command::Deposit { to: address(x), amount: u64::MAX },
         },
+        _ if y & 0x40 != 0 => Command::Abort { match_id: id },
         _ => Command::Tick,
     };
     let mut envelope = Envelope::new(actor, 0, command);

@@ -500,6 +500,7 @@ pub fn kinds(events: &[Event]) -> Vec<&'static str> {
             EventKind::Queued { .. } => "queued",
             EventKind::GameStarted { .. } => "game_started",
             EventKind::Moved { .. } => "moved",
+            EventKind::MatchAborted { .. } => "match_aborted",
             EventKind::GameEnded { .. } => "game_ended",
             EventKind::RematchOffered { .. } => "rematch_offered",
             EventKind::Transferred { .. } => "transferred",

@@ -68,9 +68,14 @@ fn timestamp(ms: u64) -> String {
 
 fn auth_error(e: &AuthError) -> ApiError {
     match e {
-        AuthError::InvalidHex { .. } | AuthError::InvalidPublicKey | AuthError::WeakPublicKey => {
-            ApiError::with_message(Api::InvalidPublicKey, e.to_string())
+        // Only a bad `public_key` is an invalid key; a signature of the wrong length is a
+        // bad signature, like any other malformed one.
+        AuthError::InvalidHex {
+            field: "public_key",
+            ..
         }
+        | AuthError::InvalidPublicKey
+        | AuthError::WeakPublicKey => ApiError::with_message(Api::InvalidPublicKey, e.to_string()),
         AuthError::UnknownScheme { .. } => {
             ApiError::with_message(Api::UnknownScheme, e.to_string())
         }
@@ -154,10 +159,11 @@ pub struct LoginRequest {
     pub public_key: String,
     /// `ed25519`: 128 hex digits; `sui-personal-message`: the wallet's base64 signature.
     pub signature: String,
-    /// `ed25519` (default) or `sui-personal-message`.
+    /// `ed25519` (default) or `sui-personal-message`. Read as text, so that an unknown
+    /// scheme is refused as `unknown_scheme` rather than as an unreadable body.
     #[serde(default)]
     #[schema(value_type = String, example = "ed25519")]
-    pub scheme: Scheme,
+    pub scheme: Option<String>,
 }
 
 /// A session.
@@ -178,6 +184,10 @@ pub async fn login(
     State(state): State<AppState>,
     ApiJson(req): ApiJson<LoginRequest>,
 ) -> Result<Json<LoginResponse>, ApiError> {
+    let scheme: Scheme = match &req.scheme {
+        None => Scheme::default(),
+        Some(name) => name.parse().map_err(|e| auth_error(&e))?,
+    };
     // Used once: taken out whatever the outcome.
     let pending = state
         .auth
@@ -195,7 +205,7 @@ pub async fn login(
     let now = state.core.clock().now_ms();
     pending
         .message
-        .verify(req.scheme, &req.public_key, &req.signature, now)
+        .verify(scheme, &req.public_key, &req.signature, now)
         .map_err(|e| auth_error(&e))?;
     let address = Address::from_bytes(pending.message.address());
     let token = random_hex::<32>()?;

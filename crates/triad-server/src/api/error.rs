@@ -16,7 +16,8 @@ use crate::{core::CoreError, store::StoreError};
 /// An error body.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ErrorBody {
-    /// Stable numeric code: 0-5 rules (0-3 as in seed 1), 100-199 engine, 200-299 API.
+    /// Stable numeric code: 0-5 rules (0-3 as in seed 1), 100-199 engine, 200-299 API (220
+    /// and up: the agents' protocol).
     pub code: u16,
     /// Stable snake_case name.
     pub error: &'static str,
@@ -72,11 +73,42 @@ pub enum Api {
     InvalidParameter,
     /// 216: an unknown signature scheme.
     UnknownScheme,
+    /// 217: the path exists, but not with this method.
+    MethodNotAllowed,
+    /// 220: the `appId` is not one of Triad's apps (agents' relay).
+    UnknownApp,
+    /// 221: the action is not one of the app's.
+    UnknownAction,
+    /// 222: the payload is not what the action requires.
+    InvalidPayload,
+    /// 223: the move's board is not the board before it plus the move (seed 4's
+    /// state conflict).
+    StateConflict,
+    /// 224: the message is not allowed at this point of the game.
+    OutOfTurn,
+    /// 225: the move's `seq` is not the number of marks after it.
+    SeqMismatch,
+    /// 226: the move's `replyTo` is not the `seq` of the opponent's last move.
+    ReplyToMismatch,
+    /// 227: the declared result is not the one the referee recorded.
+    ResultMismatch,
+    /// 228: the acceptance does not take the role the proposal left.
+    RoleConflict,
+    /// 229: the message's `gameId` is not its game's.
+    GameIdMismatch,
+    /// 230: the signed envelope does not verify.
+    BadEnvelope,
+    /// 231: too many messages wait for an earlier one (an agent's own state machine).
+    TooManyPending,
+    /// 232: there is no game with that agent (and gameId) for this message.
+    NoGame,
+    /// 233: the gameId already names another game of the two agents.
+    GameIdTaken,
 }
 
 impl Api {
     /// Every API error.
-    pub const ALL: [Api; 17] = [
+    pub const ALL: [Api; 32] = [
         Api::BadRequest,
         Api::Unauthorized,
         Api::InvalidToken,
@@ -94,6 +126,21 @@ impl Api {
         Api::Timeout,
         Api::InvalidParameter,
         Api::UnknownScheme,
+        Api::MethodNotAllowed,
+        Api::UnknownApp,
+        Api::UnknownAction,
+        Api::InvalidPayload,
+        Api::StateConflict,
+        Api::OutOfTurn,
+        Api::SeqMismatch,
+        Api::ReplyToMismatch,
+        Api::ResultMismatch,
+        Api::RoleConflict,
+        Api::GameIdMismatch,
+        Api::BadEnvelope,
+        Api::TooManyPending,
+        Api::NoGame,
+        Api::GameIdTaken,
     ];
 
     /// Code, name, status and default message.
@@ -203,6 +250,96 @@ impl Api {
                 S::BAD_REQUEST,
                 "unknown signature scheme; use ed25519 or sui-personal-message",
             ),
+            Api::MethodNotAllowed => (
+                217,
+                "method_not_allowed",
+                S::METHOD_NOT_ALLOWED,
+                "this path does not take this method; the Allow header lists those it takes",
+            ),
+            Api::UnknownApp => (
+                220,
+                "unknown_app",
+                S::UNPROCESSABLE_ENTITY,
+                "unknown app; the apps are tic-tac-toe and sos",
+            ),
+            Api::UnknownAction => (
+                221,
+                "unknown_action",
+                S::UNPROCESSABLE_ENTITY,
+                "unknown action; the actions are propose, accept, move and result",
+            ),
+            Api::InvalidPayload => (
+                222,
+                "invalid_payload",
+                S::UNPROCESSABLE_ENTITY,
+                "the payload is not what the action requires; see the app's manifest",
+            ),
+            Api::StateConflict => (
+                223,
+                "state_conflict",
+                S::CONFLICT,
+                "the board sent is not the board before the move plus the move",
+            ),
+            Api::OutOfTurn => (
+                224,
+                "out_of_turn",
+                S::CONFLICT,
+                "this message is not allowed at this point of the game",
+            ),
+            Api::SeqMismatch => (
+                225,
+                "seq_mismatch",
+                S::CONFLICT,
+                "the move's seq must be the number of marks on the board after it",
+            ),
+            Api::ReplyToMismatch => (
+                226,
+                "reply_to_mismatch",
+                S::CONFLICT,
+                "the move's replyTo must be the seq of the opponent's last move",
+            ),
+            Api::ResultMismatch => (
+                227,
+                "result_mismatch",
+                S::CONFLICT,
+                "the declared result is not the one the referee recorded",
+            ),
+            Api::RoleConflict => (
+                228,
+                "role_conflict",
+                S::CONFLICT,
+                "an acceptance must take the role the proposal left",
+            ),
+            Api::GameIdMismatch => (
+                229,
+                "game_id_mismatch",
+                S::CONFLICT,
+                "the message's gameId is not its game's; send the gameId of the game you mean",
+            ),
+            Api::BadEnvelope => (
+                230,
+                "bad_envelope",
+                S::FORBIDDEN,
+                "the signed envelope does not verify: sign the message with your own key",
+            ),
+            Api::TooManyPending => (
+                231,
+                "too_many_pending",
+                S::CONFLICT,
+                "too many messages wait for an earlier one",
+            ),
+            Api::NoGame => (
+                232,
+                "no_game",
+                S::NOT_FOUND,
+                "there is no game with that agent for this message; propose one first",
+            ),
+            Api::GameIdTaken => (
+                233,
+                "game_id_taken",
+                S::CONFLICT,
+                "that gameId already names another game of yours with this agent; choose a new one",
+            ),
         }
     }
 }
@@ -280,6 +417,31 @@ impl From<EngineError> for ApiError {
             },
             retry_after_s: retry,
         }
+    }
+}
+
+impl From<triad_protocol::ProtocolError> for ApiError {
+    fn from(e: triad_protocol::ProtocolError) -> Self {
+        use triad_protocol::ProtocolError as P;
+        let kind = match &e {
+            P::IllegalMove(m) => return EngineError::Move(*m).into(),
+            P::UnknownApp { .. } => Api::UnknownApp,
+            P::UnknownAction { .. } => Api::UnknownAction,
+            P::InvalidPayload { .. } => Api::InvalidPayload,
+            P::StateConflict { .. } => Api::StateConflict,
+            P::OutOfTurn { .. } => Api::OutOfTurn,
+            P::SeqMismatch { .. } => Api::SeqMismatch,
+            P::ReplyToMismatch { .. } => Api::ReplyToMismatch,
+            P::ResultMismatch { .. } => Api::ResultMismatch,
+            P::RoleConflict { .. } => Api::RoleConflict,
+            P::GameIdMismatch { .. } => Api::GameIdMismatch,
+            P::BadEnvelope { .. } => Api::BadEnvelope,
+            P::TooManyPending => Api::TooManyPending,
+            // A newer protocol error gets an API error of its own code; a test checks that
+            // every protocol error maps to the API error with the same code and name.
+            _ => Api::BadRequest,
+        };
+        ApiError::with_message(kind, e.to_string())
     }
 }
 

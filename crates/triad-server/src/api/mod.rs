@@ -1,5 +1,8 @@
 //! The HTTP API: state, extractors, the router and its middleware.
 
+pub mod a2a;
+pub mod analysis;
+pub mod apps;
 pub mod auth;
 pub mod error;
 pub mod games;
@@ -64,6 +67,8 @@ pub struct AppState {
     pub ws_permits: Arc<Semaphore>,
     /// The OpenAPI document.
     pub openapi: Arc<utoipa::openapi::OpenApi>,
+    /// The agents' relay: who waits on which inbox.
+    pub apps: Arc<crate::apps::Relay>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -207,6 +212,7 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
         (name = "ledger", description = "Balances, deposits, withdrawals, the reserve"),
         (name = "realtime", description = "The WebSocket"),
         (name = "system", description = "Health, metrics, this document"),
+        (name = "agents", description = "Seed 4's agent-to-agent app messages, relayed and refereed; A2A for the computer"),
     )
 )]
 struct ApiDoc;
@@ -247,6 +253,7 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(games::match_events))
         .routes(routes!(games::get_player))
         .routes(routes!(games::leaderboard))
+        .routes(routes!(analysis::analyze))
         .routes(routes!(ledger::my_ledger))
         .routes(routes!(ledger::deposit))
         .routes(routes!(ledger::withdraw))
@@ -257,6 +264,11 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(system::metrics))
         .routes(routes!(system::openapi_json))
         .routes(routes!(system::dev_clock))
+        .routes(routes!(apps::send_message))
+        .routes(routes!(apps::inbox))
+        .routes(routes!(apps::manifest))
+        .routes(routes!(a2a::agent_card))
+        .routes(routes!(a2a::rpc))
         .split_for_parts()
 }
 
@@ -279,7 +291,8 @@ pub fn app(state: AppState) -> Router {
     let timeout = Duration::from_millis(state.settings.request_timeout_ms);
     let in_flight = state.settings.max_in_flight_requests;
     router
-        .fallback(|| async { ApiError::new(Api::NotFound) })
+        // The web app's files and pages; `/api/…` paths no route matched are `not_found`.
+        .fallback(crate::web::serve)
         .layer(
             ServiceBuilder::new()
                 .layer(SetRequestIdLayer::x_request_id(Counter::default()))
@@ -297,6 +310,7 @@ pub fn app(state: AppState) -> Router {
                 .layer(PropagateRequestIdLayer::x_request_id())
                 .layer(middleware::from_fn(record_metrics))
                 .layer(middleware::from_fn_with_state(state.clone(), limit_ip))
+                .layer(middleware::from_fn(json_errors))
                 .layer(axum::error_handling::HandleErrorLayer::new(|e: tower::BoxError| async move {
                     if e.is::<tower::timeout::error::Elapsed>() {
                         ApiError::new(Api::Timeout)
@@ -305,11 +319,47 @@ pub fn app(state: AppState) -> Router {
                     }
                 }))
                 .load_shed()
-                .concurrency_limit(in_flight)
+                // One semaphore for the whole server: `Router::layer` builds a layer per
+                // route, so a plain concurrency limit would count each route on its own.
+                .layer(tower::limit::GlobalConcurrencyLimitLayer::new(in_flight))
                 .timeout(timeout),
         )
         .layer(DefaultBodyLimit::max(state.settings.max_body_bytes))
         .with_state(state)
+}
+
+/// Gives axum's own refusals the API's error shape: a path or query parameter that does not
+/// parse and a WebSocket upgrade without its headers come as plain text, a method the path
+/// does not take (405) with an empty body. The status (and an `Allow` header) are kept.
+async fn json_errors(request: Request, next: Next) -> Response {
+    let response = next.run(request).await;
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if !response.status().is_client_error() || is_json {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, 4096)
+        .await
+        .map(|b| String::from_utf8_lossy(&b).trim().to_owned())
+        .unwrap_or_default();
+    let mut error = match parts.status {
+        axum::http::StatusCode::METHOD_NOT_ALLOWED => ApiError::new(Api::MethodNotAllowed),
+        axum::http::StatusCode::NOT_FOUND => ApiError::new(Api::NotFound),
+        _ if text.is_empty() => ApiError::new(Api::BadRequest),
+        _ => ApiError::with_message(
+            Api::BadRequest,
+            format!("{text}; check the request against the API document at /api/openapi.json"),
+        ),
+    };
+    error.status = parts.status;
+    let mut response = error.into_response();
+    if let Some(allow) = parts.headers.get(header::ALLOW) {
+        response.headers_mut().insert(header::ALLOW, allow.clone());
+    }
+    response
 }
 
 async fn limit_ip(State(state): State<AppState>, request: Request, next: Next) -> Response {

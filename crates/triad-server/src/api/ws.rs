@@ -4,7 +4,11 @@
 //! - `{"type":"auth","token":"…"}` (or pass `?token=` on the upgrade request);
 //! - `{"type":"subscribe","topic":"match:7" | "inbox" | "lobby","since":<seq>}`: the server
 //!   first sends every event of the topic after `since` from the log, then live ones, with
-//!   no gap and no duplicate, then `{"type":"subscribed","topic":…,"seq":…}` once caught up;
+//!   no gap and no duplicate, then `{"type":"subscribed","topic":…,"seq":…,"now_ms":…}` once
+//!   caught up (`now_ms` is the server's clock, for showing deadlines);
+//! - `{"type":"subscribe","topic":"apps","since":<id>}`: the agents' inbox (seed 4's app
+//!   messages): every message after the cursor `since`, then live ones, each as
+//!   `{"type":"app_message","topic":"apps:0x…","seq":<id>,"message":{…}}`;
 //! - `{"type":"unsubscribe","topic":…}`; `{"type":"ping"}`.
 //!
 //! Server messages: `{"type":"event","topic":…,"event":{…,"seq":…}}`, `subscribed`,
@@ -128,10 +132,20 @@ async fn connection(mut socket: WebSocket, state: AppState, mut address: Option<
     ping.tick().await;
     let shutdown = registration.shutdown.clone();
     let kicked = registration.kicked.clone();
+    // Made once, before the loop: `notify_waiters` reaches every `Notified` that exists when
+    // it is called, even while this task is busy (sending a catch-up, say). One made afresh
+    // each time round the loop would miss a shutdown that came in between, and the socket
+    // would stay open, holding up the shutdown.
+    let shutting_down = shutdown.notified();
+    tokio::pin!(shutting_down);
+    if state.hub.is_closing() {
+        // The shutdown began before `shutting_down` existed.
+        shutdown.notify_waiters();
+    }
     loop {
         tokio::select! {
             biased;
-            () = shutdown.notified() => {
+            () = &mut shutting_down => {
                 close(&mut socket, 1001, "server shutting down").await;
                 break;
             }
@@ -218,11 +232,21 @@ async fn handle(
             state.hub.subscribe(id, &topic);
             let mut last = since.max(delivered.get(&topic).copied().unwrap_or(0));
             loop {
-                let page = state.store.topic_events(&topic, last, 500).await?;
+                // `apps:<address>` is the agents' inbox, numbered by message, not by event.
+                let page: Vec<(u64, String)> = match crate::apps::topic_owner(&topic) {
+                    Some(owner) => crate::apps::frames(state, owner, last, 500).await?,
+                    None => state
+                        .store
+                        .topic_events(&topic, last, 500)
+                        .await?
+                        .into_iter()
+                        .map(|row| (row.seq, frame_text(&topic, &row.body)))
+                        .collect(),
+                };
                 let full = page.len() == 500;
-                for row in page {
-                    last = row.seq;
-                    if !send(socket, Utf8Bytes::from(frame_text(&topic, &row.body))).await {
+                for (seq, text) in page {
+                    last = seq;
+                    if !send(socket, Utf8Bytes::from(text)).await {
                         return Ok(false);
                     }
                 }
@@ -231,7 +255,9 @@ async fn handle(
                 }
             }
             delivered.insert(topic.clone(), last);
-            let reply = serde_json::json!({"type": "subscribed", "topic": topic, "seq": last});
+            // The server's time, so a client can show deadlines by the server's clock.
+            let now_ms = state.core.clock().now_ms();
+            let reply = serde_json::json!({"type": "subscribed", "topic": topic, "seq": last, "now_ms": now_ms});
             Ok(send(socket, Utf8Bytes::from(reply.to_string())).await)
         }
     }
@@ -246,11 +272,17 @@ fn resolve_topic(topic: &str, address: Option<Address>) -> Result<String, ApiErr
                 "log in (send an auth message) to follow your inbox",
             )
         }),
+        "apps" => address.map(crate::apps::topic).ok_or_else(|| {
+            ApiError::with_message(
+                Api::Unauthorized,
+                "log in (send an auth message) to follow your agents' inbox",
+            )
+        }),
         t => match t.strip_prefix("match:").and_then(|n| n.parse::<u64>().ok()) {
             Some(n) => Ok(format!("match:{n}")),
             None => Err(ApiError::with_message(
                 Api::BadRequest,
-                "topics are match:<id>, inbox and lobby",
+                "topics are match:<id>, inbox, apps and lobby",
             )),
         },
     }

@@ -99,7 +99,11 @@ impl Resp {
     pub fn expect_error(&self, status: u16, code: u64, error: &str) -> &Value {
         assert_error_shape(&self.body, &self.text);
         assert_eq!(
-            (self.status.as_u16(), self.body["code"].as_u64(), self.body["error"].as_str()),
+            (
+                self.status.as_u16(),
+                self.body["code"].as_u64(),
+                self.body["error"].as_str()
+            ),
             (status, Some(code), Some(error)),
             "unexpected error; body: {}",
             self.text
@@ -128,7 +132,10 @@ pub fn assert_error_shape(body: &Value, text: &str) {
         "error must be snake_case: {text}"
     );
     let message = body["message"].as_str().expect("message is a string");
-    assert!(!message.trim().is_empty(), "message must say something: {text}");
+    assert!(
+        !message.trim().is_empty(),
+        "message must say something: {text}"
+    );
 }
 
 /// A request being built.
@@ -183,7 +190,7 @@ impl Call<'_> {
 
     /// Pretends the request came from `ip`.
     #[must_use]
-    pub fn from_ip(mut self, ip: [u8; 4]) -> Self {
+    pub fn client_ip(mut self, ip: [u8; 4]) -> Self {
         self.request = self
             .request
             .extension(ConnectInfo(SocketAddr::from((ip, 40_000))));
@@ -273,11 +280,16 @@ impl Server {
     }
 
     /// Stops the server and flushes the database; returns the directory holding it.
-    pub async fn stop(mut self) -> tempfile::TempDir {
-        if let Some(running) = self.running.take() {
+    pub async fn stop(self) -> tempfile::TempDir {
+        let Server {
+            app, running, dir, ..
+        } = self;
+        // The core stops once the last handle to it (the router holds one) is gone.
+        drop(app);
+        if let Some(running) = running {
             running.stop().await;
         }
-        self.dir
+        dir
     }
 
     /// The running server's state.
@@ -377,11 +389,7 @@ impl Server {
     /// `user`'s spendable balance.
     pub async fn balance(&self, user: &User) -> u64 {
         let r = self.get("/api/me").auth(user).send().await;
-        r.expect(200)["balance"]
-            .as_str()
-            .unwrap()
-            .parse()
-            .unwrap()
+        r.expect(200)["balance"].as_str().unwrap().parse().unwrap()
     }
 
     /// A match's view.
@@ -425,8 +433,12 @@ impl Server {
     /// Plays a tic-tac-toe match to X's win on the top row: X (first) at 0, 1, 2 and O at
     /// 3, 4. Returns the last move's response.
     pub async fn x_wins(&self, x: &User, o: &User, id: u64) -> Resp {
-        for (seq, who, cell, mark) in [(1, x, 0, "X"), (2, o, 3, "O"), (3, x, 1, "X"), (4, o, 4, "O")]
-        {
+        for (seq, who, cell, mark) in [
+            (1, x, 0, "X"),
+            (2, o, 3, "O"),
+            (3, x, 1, "X"),
+            (4, o, 4, "O"),
+        ] {
             self.play(who, id, seq, cell, mark).await.expect(201);
         }
         self.play(x, id, 5, 2, "X").await

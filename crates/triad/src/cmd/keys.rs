@@ -63,7 +63,11 @@ pub(crate) struct LoginArgs {
 }
 
 /// Signs the server's login challenge with `key` and returns the token.
-pub(crate) async fn log_in(client: &reqwest::Client, server: &str, key: &KeyFile) -> anyhow::Result<String> {
+pub(crate) async fn log_in(
+    client: &reqwest::Client,
+    server: &str,
+    key: &KeyFile,
+) -> anyhow::Result<String> {
     let server = server.trim_end_matches('/');
     let challenge: serde_json::Value = answer(
         client
@@ -74,7 +78,9 @@ pub(crate) async fn log_in(client: &reqwest::Client, server: &str, key: &KeyFile
             .with_context(|| format!("cannot reach {server}"))?,
     )
     .await?;
-    let message = challenge["message"].as_str().context("the server sent no message to sign")?;
+    let message = challenge["message"]
+        .as_str()
+        .context("the server sent no message to sign")?;
     let signature = triad_identity::sign_ed25519(key.signing_key(), message.as_bytes());
     let session: serde_json::Value = answer(
         client
@@ -88,7 +94,10 @@ pub(crate) async fn log_in(client: &reqwest::Client, server: &str, key: &KeyFile
             .await?,
     )
     .await?;
-    session["token"].as_str().map(str::to_owned).context("the server sent no token")
+    session["token"]
+        .as_str()
+        .map(str::to_owned)
+        .context("the server sent no token")
 }
 
 /// The JSON body of a successful response, or the server's error message.
@@ -107,7 +116,9 @@ pub(crate) async fn answer(response: reqwest::Response) -> anyhow::Result<serde_
 pub(crate) fn login(args: LoginArgs) -> anyhow::Result<()> {
     let path = path(args.key_file)?;
     let key = KeyFile::load(&path).with_context(|| format!("cannot read {}", path.display()))?;
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
     let token = runtime.block_on(log_in(&reqwest::Client::new(), &args.server, &key))?;
     println!("{token}");
     Ok(())

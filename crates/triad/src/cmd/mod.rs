@@ -1,5 +1,8 @@
 //! The subcommands, one module each, and the argument types they share.
 
+pub(crate) mod agent;
+pub(crate) mod apps;
+pub(crate) mod client;
 pub(crate) mod keys;
 pub(crate) mod play;
 pub(crate) mod serve;

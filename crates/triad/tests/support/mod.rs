@@ -64,7 +64,11 @@ pub(crate) fn serve_command(dir: &Path, owner: &str, extra: &[String]) -> Comman
 
 /// Runs a command to its end (bounded by [`WAIT`]) with its output in files in `dir`:
 /// `(status, stdout, stderr)`.
-pub(crate) async fn run_to_exit(mut cmd: Command, dir: &Path, name: &str) -> (ExitStatus, String, String) {
+pub(crate) async fn run_to_exit(
+    mut cmd: Command,
+    dir: &Path,
+    name: &str,
+) -> (ExitStatus, String, String) {
     let out_path = dir.join(format!("{name}.out"));
     let err_path = dir.join(format!("{name}.err"));
     let mut child = cmd
@@ -171,7 +175,10 @@ impl Server {
             match rx.try_recv() {
                 Ok(addr) => break addr,
                 Err(mpsc::TryRecvError::Empty) if started.elapsed() < WAIT => {
-                    let exited = self.child.as_mut().and_then(|c| c.try_wait().ok().flatten());
+                    let exited = self
+                        .child
+                        .as_mut()
+                        .and_then(|c| c.try_wait().ok().flatten());
                     if let Some(status) = exited {
                         self.child = None;
                         panic!(
@@ -357,7 +364,13 @@ impl Api {
         })
     }
 
-    async fn send(&self, method: Method, path: &str, token: Option<&str>, body: Option<&Value>) -> Resp {
+    async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<&Value>,
+    ) -> Resp {
         let what = format!("{method} {path}");
         self.try_send(method, path, token, body)
             .await
@@ -435,7 +448,9 @@ impl Api {
 
     /// `/api/players/{address}`.
     pub(crate) async fn stats(&self, address: &str) -> Value {
-        self.get(&format!("/api/players/{address}"), None).await.ok()
+        self.get(&format!("/api/players/{address}"), None)
+            .await
+            .ok()
     }
 
     /// `/api/matches/{id}`.
@@ -493,7 +508,11 @@ impl Api {
             .ok();
         let id = issued["match"]["id"].as_u64().expect("a match id");
         let accepted = self
-            .post(&format!("/api/challenges/{id}/accept"), Some(&b.token), &json!({}))
+            .post(
+                &format!("/api/challenges/{id}/accept"),
+                Some(&b.token),
+                &json!({}),
+            )
             .await
             .ok();
         assert_eq!(accepted["match"]["phase"], "ready");
@@ -599,11 +618,7 @@ pub(crate) struct Mv {
 /// The `n`th move (1-based) of a script of `(cell, mark)`.
 pub(crate) fn nth(script: &[(u8, &'static str)], n: u8) -> Mv {
     let (cell, mark) = script[usize::from(n - 1)];
-    Mv {
-        seq: n,
-        cell,
-        mark,
-    }
+    Mv { seq: n, cell, mark }
 }
 
 /// Tic-tac-toe: X (first) wins with the top row on move 5.

@@ -1,0 +1,136 @@
+// @ts-check
+/**
+ * The leaderboard by Glicko-2 rating, and the hall of fame by wins (seed 3). Refreshed
+ * when a match ends (the lobby topic), never polled.
+ * @module
+ */
+
+import { api } from '../api.js';
+import { h, replace, segmented } from '../dom.js';
+import { shortAddress } from '../format.js';
+import { realtime } from '../realtime.js';
+import { headSeq, myAddress, onSession } from '../session.js';
+
+/** @typedef {import('../session.js').PlayerView} PlayerView */
+
+/**
+ * @param {HTMLElement} root
+ * @param {{ query: URLSearchParams }} ctx
+ * @returns {() => void}
+ */
+export function mount(root, ctx) {
+  let by = ctx.query.get('by') === 'wins' ? 'wins' : 'rating';
+  /** @type {PlayerView[] | null} */
+  let players = null;
+  /** @type {string | null} */
+  let error = null;
+  const table = h('div', { class: 'table-wrap' });
+  const intro = h('p', { class: 'muted' });
+
+  replace(
+    root,
+    h(
+      'section',
+      { class: 'view view-leaderboard' },
+      h(
+        'div',
+        { class: 'page-head' },
+        h('h1', { class: 'page-title', text: 'Leaderboard' }),
+        segmented('Rank by', [{ value: 'rating', label: 'Rating' }, { value: 'wins', label: 'Hall of fame' }], by, (value) => {
+          by = value;
+          history.replaceState(null, '', value === 'wins' ? '/leaderboard?by=wins' : '/leaderboard');
+          load();
+        }),
+      ),
+      h('div', { class: 'card' }, intro, table),
+    ),
+  );
+
+  async function load() {
+    try {
+      /** @type {{ players: PlayerView[] }} */
+      const result = await api('GET', `/api/leaderboard?by=${by}&limit=50`, undefined, { auth: false });
+      players = result.players;
+      error = null;
+    } catch (e) {
+      error = e instanceof Error ? e.message : String(e);
+    }
+    render();
+  }
+
+  function render() {
+    intro.textContent = by === 'wins'
+      ? 'Seed 3’s hall of fame: the most games won.'
+      : 'Glicko-2 ratings, as on Lichess: everyone starts at 1500; games between people count.';
+    if (error) {
+      replace(table, h('p', { class: 'inline-error', role: 'alert', text: error }));
+      return;
+    }
+    if (!players) {
+      replace(table, h('p', { class: 'muted', text: 'Loading…' }));
+      return;
+    }
+    if (!players.length) {
+      replace(table, h('p', { class: 'muted empty', text: 'No games played yet. Be the first on the board!' }));
+      return;
+    }
+    const me = myAddress();
+    replace(
+      table,
+      h(
+        'table',
+        { class: 'table' },
+        h('thead', {}, h('tr', {}, h('th', { scope: 'col', text: '#' }), h('th', { scope: 'col', text: 'Player' }), h('th', { scope: 'col', class: 'num', text: 'Rating' }), h('th', { scope: 'col', class: 'num', text: 'Won' }), h('th', { scope: 'col', class: 'num', text: 'Drawn' }), h('th', { scope: 'col', class: 'num', text: 'Lost' }), h('th', { scope: 'col', class: 'num hide-narrow', text: 'Games' }))),
+        h(
+          'tbody',
+          {},
+          players.map((p, i) =>
+            h(
+              'tr',
+              { class: p.address === me ? 'is-me' : '' },
+              h('td', { class: 'rank', text: String(i + 1) }),
+              h('td', {}, h('a', { class: 'mono', href: `/player/${p.address}`, text: shortAddress(p.address) }), p.address === me ? h('span', { class: 'tag', text: 'you' }) : null, p.active_match ? h('a', { class: 'tag tag-live', href: `/match/${p.active_match}`, text: 'playing' }) : null),
+              h('td', { class: 'num' }, h('strong', { text: Math.round(p.rating.rating).toString() }), h('span', { class: 'muted small', text: ` ±${Math.round(p.rating.deviation)}` })),
+              h('td', { class: 'num', text: String(p.wins) }),
+              h('td', { class: 'num', text: String(p.draws) }),
+              h('td', { class: 'num', text: String(p.games - p.wins - p.draws) }),
+              h('td', { class: 'num hide-narrow', text: String(p.games) }),
+            ),
+          ),
+        ),
+      ),
+    );
+  }
+
+  /** @type {() => void} */
+  let stop = () => {};
+  let stopped = false;
+  headSeq()
+    .catch(() => 0)
+    .then((since) => {
+      if (stopped) return;
+      stop = realtime.subscribe('lobby', since, {
+        onEvent: (event, info) => {
+          if (info.live && event.kind.type === 'game_ended') load();
+        },
+        onSynced: ({ missed }) => {
+          if (missed) load();
+        },
+      });
+    });
+  // Who "you" are is known once the login finishes.
+  let me = myAddress();
+  const stopSession = onSession(() => {
+    if (myAddress() !== me) {
+      me = myAddress();
+      render();
+    }
+  });
+  render();
+  load();
+  return () => {
+    stopped = true;
+    stop();
+    stopSession();
+  };
+}

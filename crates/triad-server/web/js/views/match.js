@@ -1,0 +1,516 @@
+// @ts-check
+/**
+ * An online match: play it (when you are seated) or watch it, read-only.
+ *
+ * The match topic (`match:<id>`, from its first event) drives everything: each event
+ * triggers one refetch of `GET /api/matches/{id}` (the server's view is the truth; the
+ * event is the signal), and a move is drawn at once from the event itself. After a
+ * dropped connection the realtime client resubscribes from the last event seen, so the
+ * board catches up by itself. The stake's movements (the `transferred` events of the
+ * match) give the exact amount won or refunded.
+ *
+ * The controls follow the rules: resign while the match is on; claim the win once the
+ * opponent's time is up (the button appears then, after a countdown), only for the last
+ * mover; cancel with full refunds when the first move never came; rematch once it ended.
+ * @module
+ */
+
+import { api } from '../api.js';
+import { BoardView } from '../board.js';
+import { every, serverNow } from '../clock.js';
+import { announce, h, ICONS, icon, replace, toast } from '../dom.js';
+import { formatAmount, formatCountdown, gameName, shortAddress } from '../format.js';
+import { realtime } from '../realtime.js';
+import { ownersOf } from '../rules.js';
+import { myAddress, onInbox, onSession } from '../session.js';
+
+/**
+ * @typedef {import('../session.js').MatchView} MatchView
+ * @typedef {import('../realtime.js').ServerEvent} ServerEvent
+ * @typedef {import('../rules.js').Mark} Mark
+ */
+
+const PLAYED = new Set(['win', 'draw', 'forfeit', 'timeout']);
+
+/**
+ * @param {HTMLElement} root
+ * @param {{ params: Record<string, string>, navigate: (path: string) => void }} ctx
+ * @returns {() => void}
+ */
+export function mount(root, ctx) {
+  const id = Number(ctx.params.id);
+  /** @type {MatchView | null} */
+  let view = null;
+  /** @type {string | null} */
+  let loadError = null;
+  let pending = false;
+  /** @type {Mark} */
+  let sosMark = 'S';
+  let confirmResign = false;
+  /** @type {number} */
+  let confirmTimer = 0;
+  /** The money the match moved, per address (credits minus debits). @type {Map<string, bigint>} */
+  const net = new Map();
+  let announcedEnd = false;
+
+  const boardView = new BoardView({
+    label: `Match ${id} board`,
+    onPlay: (cell) => move(cell),
+    onKey: (e) => pickKey(e.key),
+  });
+  const status = h('div', { class: 'status' });
+  const banner = h('div', { class: 'result-banner', hidden: true });
+  const picker = h('div', { class: 'mark-picker', hidden: true });
+  const actions = h('div', { class: 'match-actions' });
+  const side = h('aside', { class: 'panel card' });
+  const stage = h('div', { class: 'stage' }, status, banner, h('div', { class: 'board-host' }, boardView.element), picker, actions);
+  replace(root, h('section', { class: 'view view-match' }, h('div', { class: 'play-layout' }, stage, side)));
+
+  /** My seat: 0 first, 1 second, or null (watching). */
+  const mySeat = () => {
+    const me = myAddress();
+    if (!view?.players || !me) return null;
+    const i = view.players.findIndex((p) => p.address === me);
+    return i < 0 ? null : /** @type {0 | 1} */ (i);
+  };
+  const seatName = (/** @type {0 | 1} */ i) => {
+    const seat = view?.players?.[i];
+    if (!seat) return i === 0 ? 'First player' : 'Second player';
+    if (seat.kind === 'computer') return `Computer (${seat.level})`;
+    if (i === mySeat()) return 'You';
+    return shortAddress(seat.address ?? '');
+  };
+  const glyph = (/** @type {0 | 1} */ i) => (view?.game === 'sos' ? String(i + 1) : i === 0 ? 'X' : 'O');
+  const turnSeat = () => (view?.turn === 'first' ? 0 : view?.turn === 'second' ? 1 : null);
+  const isMyTurn = () => {
+    const mine = mySeat();
+    return mine !== null && turnSeat() === mine && (view?.phase === 'ready' || view?.phase === 'in_progress');
+  };
+
+  /** @param {string} key */
+  function pickKey(key) {
+    if (view?.game !== 'sos') return false;
+    const k = key.toLowerCase();
+    if (k === 's' || k === 'o') sosMark = k === 's' ? 'S' : 'O';
+    else if (k === 't') sosMark = sosMark === 'S' ? 'O' : 'S';
+    else return false;
+    announce(`Placing ${sosMark}`);
+    render();
+    return true;
+  }
+
+  let refetchTimer = 0;
+  let refetching = false;
+  let refetchAgain = false;
+  function refetchSoon() {
+    window.clearTimeout(refetchTimer);
+    refetchTimer = window.setTimeout(refetch, 30);
+  }
+  async function refetch() {
+    if (refetching) {
+      refetchAgain = true;
+      return;
+    }
+    refetching = true;
+    try {
+      view = await api('GET', `/api/matches/${id}`);
+      loadError = null;
+    } catch (e) {
+      if (!view) loadError = e instanceof Error ? e.message : String(e);
+    } finally {
+      refetching = false;
+    }
+    render();
+    if (refetchAgain) {
+      refetchAgain = false;
+      refetch();
+    }
+  }
+
+  /** @param {ServerEvent} event @param {{ live: boolean }} info */
+  function onEvent(event, info) {
+    const kind = event.kind;
+    if (kind.type === 'transferred') {
+      const t = kind.transfer;
+      const amount = BigInt(String(t.amount));
+      if (t.to?.kind === 'player') net.set(t.to.id, (net.get(t.to.id) ?? 0n) + amount);
+      if (t.from?.kind === 'player') net.set(t.from.id, (net.get(t.from.id) ?? 0n) - amount);
+    }
+    if (!info.live) return;
+    if (kind.type === 'moved' && view && kind.seq === view.seq + 1) {
+      // Draw the move now; the refetch brings the rest (turn, deadline, outcome).
+      const cell = Number(kind.cell);
+      view = {
+        ...view,
+        board: view.board.slice(0, cell) + kind.mark + view.board.slice(cell + 1),
+        seq: kind.seq,
+        moves: [...view.moves, { seq: kind.seq, cell, mark: kind.mark, player: kind.player }],
+        turn: kind.player === 'first' ? 'second' : 'first',
+      };
+      const who = seatName(kind.player === 'first' ? 0 : 1);
+      announce(`${who === 'You' ? 'You' : who} placed ${kind.mark} in square ${cell + 1}.`);
+      render();
+    }
+    if (kind.type === 'rematch_offered' && view) {
+      const by = kind.by === 'first' ? 0 : 1;
+      if (by !== mySeat()) {
+        const text = `${seatName(by)} offers a rematch.`;
+        announce(text);
+        if (mySeat() !== null) toast(text);
+      }
+    }
+    refetchSoon();
+  }
+
+  const stopTopic = realtime.subscribe(`match:${id}`, 0, {
+    onEvent,
+    onSynced: ({ missed }) => {
+      if (missed || !view) refetch();
+    },
+  });
+  const stopInbox = onInbox((event) => {
+    const k = event.kind;
+    if (k.type === 'game_started' && k.origin?.kind === 'rematch' && Number(k.origin.of) === id) {
+      announce('The rematch has started.');
+      ctx.navigate(`/match/${k.match_id}`);
+    }
+  });
+  const stopSession = onSession(() => render());
+  const stopTicker = every(() => renderClock());
+
+  /** @param {number} cell */
+  async function move(cell) {
+    if (!view || pending || !isMyTurn()) return;
+    if (view.board[cell] !== '-') {
+      announce(`Square ${cell + 1} is taken`);
+      return;
+    }
+    const mine = mySeat();
+    const mark = view.game === 'sos' ? sosMark : mine === 0 ? 'X' : 'O';
+    pending = true;
+    render();
+    try {
+      /** @type {{ match: MatchView | null }} */
+      const result = await api('POST', `/api/matches/${id}/moves`, { seq: view.seq + 1, cell, mark });
+      if (result.match) view = result.match;
+      announce(`You placed ${mark} in square ${cell + 1}.`);
+    } catch (e) {
+      toast(e instanceof Error ? e.message : String(e), { kind: 'error' });
+      refetchSoon();
+    } finally {
+      pending = false;
+      render();
+    }
+  }
+
+  /**
+   * Runs a match command and shows the result.
+   * @param {string} path
+   * @param {string} done what to announce
+   */
+  async function command(path, done) {
+    pending = true;
+    render();
+    try {
+      /** @type {{ match: MatchView | null }} */
+      const result = await api('POST', path);
+      if (result.match && result.match.id === id) view = result.match;
+      announce(done);
+      if (result.match && result.match.id !== id) ctx.navigate(`/match/${result.match.id}`);
+    } catch (e) {
+      toast(e instanceof Error ? e.message : String(e), { kind: 'error' });
+    } finally {
+      pending = false;
+      render();
+    }
+  }
+
+  function resultTitle() {
+    if (!view?.outcome) return '';
+    const o = view.outcome;
+    const mine = mySeat();
+    const winner = o.winner === 'first' ? 0 : o.winner === 'second' ? 1 : null;
+    switch (o.reason) {
+      case 'draw':
+        return 'Draw';
+      case 'win':
+      case 'forfeit':
+      case 'timeout': {
+        if (winner === null) return 'Over';
+        const how = o.reason === 'forfeit' ? ' by resignation' : o.reason === 'timeout' ? ' on time' : '';
+        if (mine !== null) return winner === mine ? `You won${how}!` : `You lost${how}`;
+        return `${view.game === 'sos' ? seatName(winner) : `${glyph(winner)} · ${seatName(winner)}`} won${how}`;
+      }
+      case 'cancelled':
+        return 'Cancelled';
+      case 'declined':
+        return 'Challenge declined';
+      case 'expired':
+        return 'Challenge expired';
+      case 'aborted':
+        return 'Aborted: the first move never came';
+      default:
+        return 'Over';
+    }
+  }
+
+  function moneyLine() {
+    const me = myAddress();
+    if (!view || !me || view.stake === '0' || mySeat() === null) return null;
+    const amount = net.get(me);
+    if (amount === undefined || view.phase !== 'finished') return null;
+    // The stake went in (-E), then payouts and refunds came back.
+    if (amount > 0n) return `+${formatAmount(amount)} for you`;
+    if (amount < 0n) return `${formatAmount(amount)} for you`;
+    return 'Your stake came back in full';
+  }
+
+  function render() {
+    if (!view) {
+      replace(status, h('span', { class: 'status-text' }, loadError ?? `Loading match #${id}…`));
+      replace(side, h('h1', { class: 'panel-title', text: `Match #${id}` }), loadError ? h('p', { class: 'inline-error', role: 'alert', text: loadError }) : h('p', { class: 'muted', text: 'Loading…' }));
+      return;
+    }
+    const mine = mySeat();
+    const turn = turnSeat();
+    const finished = view.phase === 'finished';
+    const live = view.phase === 'ready' || view.phase === 'in_progress';
+    const interactive = live && isMyTurn() && !pending;
+    const owners = ownersOf(view.moves.map((m) => m.cell));
+    boardView.set({
+      game: view.game,
+      board: view.board,
+      lastCell: view.moves.length ? view.moves[view.moves.length - 1].cell : null,
+      winCells: view.outcome?.cells ?? [],
+      interactive,
+      ghost: view.game === 'sos' ? sosMark : mine === 0 ? 'X' : 'O',
+      owners,
+    });
+
+    if (finished && !announcedEnd) {
+      announcedEnd = true;
+      if (view.moves.length || view.outcome?.reason !== 'cancelled') announce(`${resultTitle()}.`);
+    }
+
+    // The result takes the place of the turn line, above the board.
+    status.hidden = finished;
+    banner.hidden = !finished;
+    if (finished) {
+      const money = moneyLine();
+      replace(
+        banner,
+        h(
+          'div',
+          { class: 'result-card', role: 'status' },
+          h(
+            'div',
+            { class: 'result-text' },
+            h('p', { class: `result-title ${view.outcome?.winner ? 'win' : 'draw'}`, text: resultTitle() }),
+            money ? h('p', { class: 'result-money', text: money }) : null,
+          ),
+          rematchControls(),
+        ),
+      );
+    }
+
+    // The letter picker, for my turn in SOS.
+    picker.hidden = !(view.game === 'sos' && mine !== null && live);
+    if (!picker.hidden) {
+      replace(
+        picker,
+        h('span', { class: 'picker-label', text: 'Letter' }),
+        ...(/** @type {Mark[]} */ (['S', 'O'])).map((m) =>
+          h('button', {
+            type: 'button',
+            class: `letter-btn${sosMark === m ? ' is-on' : ''}`,
+            'aria-pressed': String(sosMark === m),
+            'aria-label': `Place ${m}`,
+            text: m,
+            onclick: () => pickKey(m),
+          }),
+        ),
+        h('span', { class: 'picker-hint', text: 'S / O keys, T toggles' }),
+      );
+    }
+
+    renderSide(mine, turn);
+    renderClock();
+  }
+
+  function rematchControls() {
+    if (!view || mySeat() === null || !view.outcome || !PLAYED.has(view.outcome.reason)) {
+      return h('div', { class: 'result-actions' }, h('a', { class: 'btn btn-primary', href: '/online', text: 'Play again' }));
+    }
+    if (view.rematch) {
+      return h('div', { class: 'result-actions' }, h('a', { class: 'btn btn-primary', href: `/match/${view.rematch}`, text: `Go to the rematch` }));
+    }
+    const mine = mySeat();
+    const offeredBy = view.rematch_offer === 'first' ? 0 : view.rematch_offer === 'second' ? 1 : null;
+    const rematch =
+      offeredBy === mine
+        ? h('button', { class: 'btn', type: 'button', disabled: true, text: 'Rematch offered…' })
+        : h('button', {
+            class: 'btn btn-primary',
+            type: 'button',
+            disabled: pending,
+            text: offeredBy === null ? 'Rematch' : 'Accept rematch',
+            onclick: () => command(`/api/matches/${id}/rematch`, offeredBy === null ? 'Rematch offered.' : 'Rematch accepted.'),
+          });
+    return h('div', { class: 'result-actions' }, rematch, h('a', { class: 'btn', href: '/online', text: 'New opponent' }));
+  }
+
+  /** @param {0 | 1 | null} mine @param {0 | 1 | null} turn */
+  function renderSide(mine, turn) {
+    if (!view) return;
+    const v = view;
+    const stake = v.stake === '0' ? 'Free' : `Stake ${formatAmount(v.stake)}`;
+    const players = [0, 1].map((n) => {
+      const i = /** @type {0 | 1} */ (n);
+      const seat = v.players?.[i];
+      const toMove = turn === i && (v.phase === 'in_progress' || v.phase === 'ready');
+      const won = v.outcome?.winner === (i === 0 ? 'first' : 'second');
+      const who = seat?.address
+        ? h('a', { href: `/player/${seat.address}`, class: 'player-link mono', text: shortAddress(seat.address) })
+        : h('span', { text: seatName(i) });
+      return h(
+        'li',
+        { class: `player-row${toMove ? ' to-move' : ''}${won ? ' won' : ''}` },
+        h('span', { class: `mark-badge p${i}`, text: glyph(i), 'aria-hidden': 'true' }),
+        h('span', { class: 'player-name' }, who, i === mine ? h('span', { class: 'tag', text: 'you' }) : null),
+        h('span', { class: 'player-state', text: won ? 'Winner' : toMove ? 'To move' : '' }),
+      );
+    });
+    replace(
+      side,
+      h('div', { class: 'panel-head' }, h('h1', { class: 'panel-title', text: `Match #${v.id}` }), mine === null ? h('span', { class: 'chip chip-watch' }, icon(ICONS.eye), 'Watching') : null),
+      h(
+        'div',
+        { class: 'chips' },
+        h('span', { class: 'chip', text: gameName(v.game) }),
+        h('span', { class: 'chip', text: stake }),
+        v.stake !== '0' ? h('span', { class: 'chip', text: `Pot ${formatAmount(BigInt(v.stake) * 2n)}` }) : null,
+        v.origin === 'rematch' ? h('span', { class: 'chip', text: 'Rematch' }) : null,
+      ),
+      h('ul', { class: 'players', 'aria-label': 'Players' }, players),
+      v.phase === 'waiting'
+        ? h('p', { class: 'muted' }, 'This match has not started yet. ', h('a', { href: '/online', text: 'Go to Online' }))
+        : null,
+      h('h2', { class: 'section-title', text: 'Moves' }),
+      h(
+        'ol',
+        { class: 'move-list', 'aria-label': 'Moves' },
+        v.moves.length
+          ? v.moves.map((m) => h('li', { class: `move p${m.player === 'first' ? 0 : 1}` }, h('span', { class: 'move-mark', text: m.mark }), ` square ${m.cell + 1}`))
+          : h('li', { class: 'muted empty', text: 'No moves yet' }),
+      ),
+    );
+  }
+
+  /** The countdowns and the buttons that depend on time. */
+  function renderClock() {
+    if (!view) return;
+    const mine = mySeat();
+    const turn = turnSeat();
+    const now = serverNow();
+    const deadline = view.deadline;
+    const left = deadline ? deadline.at_ms - now : 0;
+    const live = view.phase === 'ready' || view.phase === 'in_progress';
+
+    // The status line: whose turn, my mark, the time left.
+    /** @type {(Node | string | null)[]} */
+    let parts = [];
+    if (live && turn !== null) {
+      const myTurn = turn === mine;
+      const text = mine === null ? `${seatName(turn)} to move` : myTurn ? (pending ? 'Sending your move…' : 'Your move') : `Waiting for ${seatName(turn)}`;
+      parts = [
+        h('span', { class: `mark-badge p${turn}`, text: glyph(turn) }),
+        h('span', { class: 'status-text', text }),
+        mine !== null ? h('span', { class: 'status-mark', text: view.game === 'sos' ? `you are player ${mine + 1}` : `you are ${glyph(mine)}` }) : null,
+        deadline && view.players?.every((p) => p.kind === 'human')
+          ? h('span', { class: `countdown${left <= 10_000 ? ' urgent' : ''}`, 'aria-label': `${formatCountdown(left)} left` }, icon(ICONS.clock), formatCountdown(left))
+          : null,
+      ];
+    } else if (view.phase === 'finished') {
+      parts = [h('span', { class: 'status-text', text: resultTitle() })];
+    } else if (view.phase === 'waiting') {
+      parts = [h('span', { class: 'status-text', text: 'Waiting for an opponent' })];
+    }
+    replace(status, ...parts);
+    status.dataset.state = view.phase;
+
+    // Buttons that depend on the time.
+    /** @type {Node[]} */
+    const buttons = [];
+    if (live && mine !== null) {
+      if (deadline?.kind === 'timeout' && turn !== mine) {
+        if (left <= 0) {
+          buttons.push(h('button', { class: 'btn btn-primary', type: 'button', disabled: pending, onclick: () => command(`/api/matches/${id}/claim-timeout`, 'You claimed the win on time.') }, icon(ICONS.flag), 'Claim the win'));
+        } else {
+          buttons.push(h('span', { class: 'hint' }, icon(ICONS.clock), `If they do not move, you can claim the win in ${formatCountdown(left)}`));
+        }
+      }
+      if (deadline?.kind === 'abort' && left <= 0) {
+        buttons.push(h('button', { class: 'btn', type: 'button', disabled: pending, text: 'Cancel the match (full refund)', onclick: () => command(`/api/matches/${id}/claim-timeout`, 'The match was cancelled and the stakes refunded.') }));
+      }
+      if (confirmResign) {
+        buttons.push(
+          h('button', { class: 'btn btn-danger', type: 'button', disabled: pending, text: 'Yes, resign', onclick: () => { confirmResign = false; command(`/api/matches/${id}/forfeit`, 'You resigned.'); } }),
+          h('button', { class: 'btn', type: 'button', text: 'Keep playing', onclick: () => { confirmResign = false; render(); } }),
+        );
+      } else {
+        buttons.push(
+          h('button', {
+            class: 'btn btn-ghost',
+            type: 'button',
+            disabled: pending,
+            text: 'Resign',
+            onclick: () => {
+              confirmResign = true;
+              window.clearTimeout(confirmTimer);
+              confirmTimer = window.setTimeout(() => {
+                confirmResign = false;
+                render();
+              }, 6000);
+              render();
+            },
+          }),
+        );
+      }
+    }
+    // Rebuild only when the set of buttons changes, so a focused button keeps its focus
+    // while the countdown ticks.
+    const key = buttons.map((b) => (b instanceof HTMLButtonElement ? `${b.textContent}:${b.disabled}` : 'hint')).join('|');
+    if (actions.dataset.key !== key) {
+      actions.dataset.key = key;
+      replace(actions, ...buttons);
+    } else {
+      // Only the countdown text changed: update it in place so focus stays put.
+      const hint = actions.querySelector('.hint');
+      const fresh = buttons.find((b) => b instanceof HTMLElement && b.classList.contains('hint'));
+      if (hint && fresh) hint.replaceWith(fresh);
+    }
+  }
+
+  /** Digits and S/O/T from anywhere on the page. @param {KeyboardEvent} e */
+  const globalKeys = (e) => {
+    const target = /** @type {HTMLElement} */ (e.target);
+    if (e.altKey || e.ctrlKey || e.metaKey || target.closest('input, textarea, select, .board')) return;
+    if (/^[1-9]$/.test(e.key)) {
+      e.preventDefault();
+      move(Number(e.key) - 1);
+    } else if (pickKey(e.key)) e.preventDefault();
+  };
+  document.addEventListener('keydown', globalKeys);
+
+  render();
+  return () => {
+    stopTopic();
+    stopInbox();
+    stopSession();
+    stopTicker();
+    window.clearTimeout(refetchTimer);
+    window.clearTimeout(confirmTimer);
+    document.removeEventListener('keydown', globalKeys);
+    boardView.destroy();
+  };
+}

@@ -1,0 +1,368 @@
+// @ts-check
+/**
+ * Play on this device, without logging in: against the computer (perfect, casual or
+ * random; as X or O; tic-tac-toe or SOS), or two people taking turns (seed 5).
+ *
+ * The settings live in the URL, and seed 5's URLs keep working: `/?player=human` is two
+ * people, `/?player=random` the random computer; `player=casual|perfect`, `game=sos` and
+ * `as=O` (or `as=second`) choose the rest. The default is seed 5's: you are X against the
+ * perfect computer.
+ * @module
+ */
+
+import { ApiError } from '../api.js';
+import { BoardView } from '../board.js';
+import { computerMove } from '../computer.js';
+import { announce, h, replace, segmented } from '../dom.js';
+import { EMPTY_BOARD, marksFor, outcomeOf, ownersOf, play, turnOf } from '../rules.js';
+
+/**
+ * @typedef {import('../rules.js').GameKind} GameKind
+ * @typedef {import('../rules.js').Mark} Mark
+ * @typedef {'perfect' | 'casual' | 'random' | 'human'} Opponent
+ * @typedef {{ game: GameKind, opponent: Opponent, side: 0 | 1 }} Settings
+ */
+
+/** Scores for this visit, by game and opponent. @type {Map<string, { p0: number, p1: number, draws: number }>} */
+const scores = new Map();
+
+/** @param {URLSearchParams} query @returns {Settings} */
+export function settingsFromQuery(query) {
+  const player = query.get('player');
+  /** @type {Opponent} */
+  const opponent = player === 'human' || player === 'random' || player === 'casual' ? player : 'perfect';
+  /** @type {GameKind} */
+  const game = query.get('game') === 'sos' ? 'sos' : 'tic-tac-toe';
+  const as = (query.get('as') ?? '').toLowerCase();
+  const side = as === 'o' || as === 'second' || as === '2' ? 1 : 0;
+  return { game, opponent, side };
+}
+
+/** @param {Settings} s */
+function queryOf(s) {
+  const q = new URLSearchParams();
+  if (s.opponent !== 'perfect') q.set('player', s.opponent);
+  if (s.game === 'sos') q.set('game', 'sos');
+  if (s.side === 1 && s.opponent !== 'human') q.set('as', s.game === 'sos' ? 'second' : 'O');
+  const text = q.toString();
+  return text ? `?${text}` : '';
+}
+
+/**
+ * @param {HTMLElement} root
+ * @param {{ query: URLSearchParams }} ctx
+ * @returns {() => void} unmount
+ */
+export function mount(root, ctx) {
+  let settings = settingsFromQuery(ctx.query);
+  let board = EMPTY_BOARD;
+  /** @type {number[]} */
+  let cells = [];
+  /** @type {Mark} */
+  let sosMark = 'S';
+  let thinking = false;
+  let generation = 0;
+  /** @type {string | null} */
+  let problem = null;
+  let counted = false;
+
+  const human = (/** @type {0 | 1} */ p) => settings.opponent === 'human' || p === settings.side;
+  const name = (/** @type {0 | 1} */ p) => {
+    if (settings.opponent !== 'human') return p === settings.side ? 'You' : 'The computer';
+    if (settings.game === 'sos') return p === 0 ? 'Player 1' : 'Player 2';
+    return p === 0 ? 'X' : 'O';
+  };
+  const scoreKey = () => `${settings.game}|${settings.opponent}|${settings.side}`;
+  const score = () => {
+    let s = scores.get(scoreKey());
+    if (!s) scores.set(scoreKey(), (s = { p0: 0, p1: 0, draws: 0 }));
+    return s;
+  };
+
+  const boardView = new BoardView({
+    label: 'Game board',
+    onPlay: (cell) => humanMove(cell),
+    onKey: (e) => pickKey(e.key),
+  });
+
+  const status = h('div', { class: 'status' });
+  const banner = h('div', { class: 'result-banner', hidden: true });
+  const picker = h('div', { class: 'mark-picker' });
+  const problemBox = h('div', { class: 'inline-error', role: 'alert', hidden: true });
+  const moveList = h('ol', { class: 'move-list', 'aria-label': 'Moves' });
+  const scoreBoard = h('div', { class: 'scoreboard' });
+  const settingsBox = h('div', { class: 'settings' });
+  const help = h('p', { class: 'kbd-help' });
+
+  const stage = h('div', { class: 'stage' }, status, banner, h('div', { class: 'board-host' }, boardView.element), picker, problemBox, help);
+  const panel = h(
+    'aside',
+    { class: 'panel card' },
+    h('h1', { class: 'panel-title', text: 'Play' }),
+    h('p', { class: 'muted', text: 'On this device, no account needed.' }),
+    settingsBox,
+    h('div', { class: 'panel-actions' }, h('button', { class: 'btn btn-primary', type: 'button', text: 'New game', onclick: () => newGame() })),
+    h('h2', { class: 'section-title', text: 'Score' }),
+    scoreBoard,
+    h('h2', { class: 'section-title', text: 'Moves' }),
+    moveList,
+  );
+  replace(root, h('section', { class: 'view view-play' }, h('div', { class: 'play-layout' }, stage, panel)));
+
+  /** @param {string} key */
+  function pickKey(key) {
+    if (settings.game !== 'sos') return false;
+    const k = key.toLowerCase();
+    if (k === 's' || k === 'o') setMark(k === 's' ? 'S' : 'O');
+    else if (k === 't') setMark(sosMark === 'S' ? 'O' : 'S');
+    else return false;
+    return true;
+  }
+
+  /** @param {Mark} mark */
+  function setMark(mark) {
+    sosMark = mark;
+    announce(`Placing ${mark}`);
+    render();
+  }
+
+  function renderSettings() {
+    replace(
+      settingsBox,
+      segmented(
+        'Game',
+        [
+          { value: 'tic-tac-toe', label: 'Tic-tac-toe' },
+          { value: 'sos', label: 'SOS' },
+        ],
+        settings.game,
+        (game) => change({ game: /** @type {GameKind} */ (game) }),
+      ),
+      segmented(
+        'Opponent',
+        [
+          { value: 'perfect', label: 'Perfect', hint: 'The solver: it never loses' },
+          { value: 'casual', label: 'Casual', hint: 'Sometimes settles for a merely safe move' },
+          { value: 'random', label: 'Random', hint: 'Any legal move' },
+          { value: 'human', label: '2 players', hint: 'Two people on this device' },
+        ],
+        settings.opponent,
+        (opponent) => change({ opponent: /** @type {Opponent} */ (opponent) }),
+      ),
+      settings.opponent === 'human'
+        ? null
+        : segmented(
+            'You play',
+            settings.game === 'sos'
+              ? [
+                  { value: '0', label: 'First' },
+                  { value: '1', label: 'Second' },
+                ]
+              : [
+                  { value: '0', label: 'X · first' },
+                  { value: '1', label: 'O · second' },
+                ],
+            String(settings.side),
+            (side) => change({ side: side === '1' ? 1 : 0 }),
+            'side',
+          ),
+    );
+  }
+
+  /** @param {Partial<Settings>} next */
+  function change(next) {
+    settings = { ...settings, ...next };
+    history.replaceState(null, '', `${location.pathname}${queryOf(settings)}`);
+    renderSettings();
+    newGame();
+  }
+
+  function newGame() {
+    generation++;
+    board = EMPTY_BOARD;
+    cells = [];
+    thinking = false;
+    problem = null;
+    counted = false;
+    sosMark = 'S';
+    announce(`New game of ${settings.game === 'sos' ? 'SOS' : 'tic-tac-toe'}. ${turnText()}`);
+    render();
+    maybeComputer();
+  }
+
+  function turnText() {
+    const outcome = outcomeOf(settings.game, board);
+    if (outcome) return resultText(outcome);
+    const p = turnOf(board);
+    if (settings.opponent === 'human') return `${name(p)} to move`;
+    return p === settings.side ? 'Your move' : 'The computer is thinking';
+  }
+
+  /** @param {import('../rules.js').Outcome} outcome */
+  function resultText(outcome) {
+    if (outcome.winner === null) return 'Draw';
+    if (settings.opponent !== 'human') return outcome.winner === settings.side ? 'You win!' : 'The computer wins';
+    return `${name(outcome.winner)} wins!`;
+  }
+
+  /** @param {number} cell */
+  function humanMove(cell) {
+    const p = turnOf(board);
+    if (thinking || outcomeOf(settings.game, board) || !human(p)) return;
+    if (board[cell] !== '-') {
+      announce(`Square ${cell + 1} is taken`);
+      return;
+    }
+    const mark = settings.game === 'sos' ? sosMark : marksFor(settings.game, p)[0];
+    place(cell, mark);
+    maybeComputer();
+  }
+
+  /** @param {number} cell @param {Mark} mark */
+  function place(cell, mark) {
+    const p = turnOf(board);
+    board = play(settings.game, board, cell, mark);
+    cells.push(cell);
+    const outcome = outcomeOf(settings.game, board);
+    let text = `${name(p)} ${settings.opponent !== 'human' && p === settings.side ? 'place' : 'places'} ${mark} in square ${cell + 1}.`;
+    if (settings.opponent === 'human' && settings.game !== 'sos') text = `${mark} in square ${cell + 1}.`;
+    if (outcome) {
+      text += ` ${resultText(outcome)}`;
+      if (!counted) {
+        counted = true;
+        const s = score();
+        if (outcome.winner === null) s.draws++;
+        else if (outcome.winner === 0) s.p0++;
+        else s.p1++;
+      }
+    } else text += ` ${turnText()}.`;
+    announce(text);
+    render();
+  }
+
+  async function maybeComputer() {
+    if (settings.opponent === 'human' || outcomeOf(settings.game, board)) return;
+    if (turnOf(board) === settings.side) return;
+    const mine = generation;
+    thinking = true;
+    problem = null;
+    render();
+    const started = performance.now();
+    try {
+      const move = await computerMove(settings.game, board, settings.opponent);
+      // A short pause, so the reply reads as a reply.
+      const wait = Math.max(0, 320 - (performance.now() - started));
+      await new Promise((resolve) => setTimeout(resolve, wait));
+      if (mine !== generation) return;
+      thinking = false;
+      if (move) place(move.cell, move.mark);
+    } catch (e) {
+      if (mine !== generation) return;
+      thinking = false;
+      problem = e instanceof ApiError || e instanceof Error ? e.message : String(e);
+      render();
+    }
+  }
+
+  function render() {
+    const outcome = outcomeOf(settings.game, board);
+    const p = turnOf(board);
+    const canPlay = !outcome && !thinking && human(p) && !problem;
+    boardView.set({
+      game: settings.game,
+      board,
+      lastCell: cells.length ? cells[cells.length - 1] : null,
+      winCells: outcome ? outcome.cells : [],
+      interactive: canPlay,
+      ghost: settings.game === 'sos' ? sosMark : marksFor(settings.game, p)[0],
+      owners: ownersOf(cells),
+    });
+
+    // Whose turn, with the mark as a glyph (not colour alone).
+    const glyph = settings.game === 'sos' ? (p === 0 ? '1' : '2') : p === 0 ? 'X' : 'O';
+    replace(
+      status,
+      outcome
+        ? h('span', { class: 'status-text' }, resultText(outcome))
+        : [
+            h('span', { class: `mark-badge p${p}`, text: glyph }),
+            h('span', { class: 'status-text' }, thinking ? h('span', { class: 'thinking' }, 'The computer is thinking') : turnText()),
+          ],
+    );
+    status.dataset.state = outcome ? 'over' : thinking ? 'thinking' : 'turn';
+
+    // The result takes the place of the turn line, above the board.
+    status.hidden = !!outcome;
+    banner.hidden = !outcome;
+    if (outcome) {
+      const again = h('button', { class: 'btn btn-primary', type: 'button', text: 'Play again', onclick: () => newGame() });
+      replace(
+        banner,
+        h('div', { class: 'result-card', role: 'status' }, h('div', { class: 'result-text' }, h('p', { class: `result-title ${outcome.winner === null ? 'draw' : 'win'}`, text: resultText(outcome) })), h('div', { class: 'result-actions' }, again)),
+      );
+    }
+
+    picker.hidden = settings.game !== 'sos' || !!outcome;
+    if (settings.game === 'sos') {
+      replace(
+        picker,
+        h('span', { class: 'picker-label', text: 'Letter' }),
+        ...(/** @type {Mark[]} */ (['S', 'O'])).map((m) =>
+          h('button', {
+            type: 'button',
+            class: `letter-btn${sosMark === m ? ' is-on' : ''}`,
+            'aria-pressed': String(sosMark === m),
+            'aria-label': `Place ${m}`,
+            text: m,
+            onclick: () => setMark(m),
+          }),
+        ),
+        h('span', { class: 'picker-hint', text: 'S / O keys, T toggles' }),
+      );
+    }
+
+    problemBox.hidden = !problem;
+    if (problem) {
+      replace(problemBox, h('span', { text: problem }), h('button', { class: 'btn btn-small', type: 'button', text: 'Try again', onclick: () => maybeComputer() }));
+    }
+
+    help.textContent = settings.game === 'sos'
+      ? 'Click or tap a square. Keyboard: arrows and Enter, or 1–9; S or O picks the letter.'
+      : 'Click or tap a square. Keyboard: arrows and Enter, or 1–9.';
+
+    replace(
+      moveList,
+      cells.map((cell, i) => h('li', { class: `move p${i % 2}` }, h('span', { class: 'move-mark', text: board[cell] }), ` square ${cell + 1}`)),
+    );
+    if (!cells.length) moveList.appendChild(h('li', { class: 'muted empty', text: 'No moves yet' }));
+
+    const s = score();
+    const label0 = settings.opponent === 'human' ? name(0) : settings.side === 0 ? 'You' : 'Computer';
+    const label1 = settings.opponent === 'human' ? name(1) : settings.side === 1 ? 'You' : 'Computer';
+    replace(
+      scoreBoard,
+      h('div', { class: 'score' }, h('span', { class: 'score-value', text: String(s.p0) }), h('span', { class: 'score-label', text: label0 })),
+      h('div', { class: 'score' }, h('span', { class: 'score-value', text: String(s.draws) }), h('span', { class: 'score-label', text: 'Draws' })),
+      h('div', { class: 'score' }, h('span', { class: 'score-value', text: String(s.p1) }), h('span', { class: 'score-label', text: label1 })),
+    );
+  }
+
+  /** Digits and letters work anywhere on the page (not only with the board focused). @param {KeyboardEvent} e */
+  const globalKeys = (e) => {
+    const target = /** @type {HTMLElement} */ (e.target);
+    if (e.altKey || e.ctrlKey || e.metaKey || target.closest('input, textarea, select, .board')) return;
+    if (/^[1-9]$/.test(e.key)) {
+      e.preventDefault();
+      humanMove(Number(e.key) - 1);
+    } else if (pickKey(e.key)) e.preventDefault();
+  };
+  document.addEventListener('keydown', globalKeys);
+
+  renderSettings();
+  newGame();
+  return () => {
+    generation++;
+    document.removeEventListener('keydown', globalKeys);
+    boardView.destroy();
+  };
+}

@@ -1,0 +1,167 @@
+// @ts-check
+/**
+ * A player's page by address (seed 1's "board by address"): stats, rating, the active
+ * match to watch, and recent matches. Refreshed when one of their matches ends.
+ * @module
+ */
+
+import { api } from '../api.js';
+import { copyButton, h, ICONS, icon, replace } from '../dom.js';
+import { formatAmount, gameName, isAddress, shortAddress } from '../format.js';
+import { realtime } from '../realtime.js';
+import { headSeq, myAddress, onSession } from '../session.js';
+
+/**
+ * @typedef {import('../session.js').PlayerView} PlayerView
+ * @typedef {import('../session.js').MatchView} MatchView
+ */
+
+/**
+ * @param {HTMLElement} root
+ * @param {{ params: Record<string, string> }} ctx
+ * @returns {() => void}
+ */
+export function mount(root, ctx) {
+  const address = ctx.params.address.toLowerCase();
+  /** @type {PlayerView | null} */
+  let player = null;
+  /** @type {MatchView[]} */
+  let recent = [];
+  /** @type {string | null} */
+  let error = isAddress(address) ? null : 'This is not an address: an address is 0x followed by 64 hexadecimal digits.';
+  const body = h('div', { class: 'player-body' });
+  const title = h('h1', { class: 'page-title' });
+
+  replace(
+    root,
+    h(
+      'section',
+      { class: 'view view-player' },
+      h('div', { class: 'page-head' }, title),
+      h('div', { class: 'card address-card' }, h('span', { class: 'mono address-full', text: address }), copyButton(() => address, 'address')),
+      body,
+    ),
+  );
+
+  async function load() {
+    if (!isAddress(address)) return render();
+    try {
+      /** @type {[PlayerView, { matches: MatchView[] }]} */
+      const [p, page] = await Promise.all([
+        api('GET', `/api/players/${address}`, undefined, { auth: false }),
+        api('GET', `/api/matches?player=${address}&limit=10`, undefined, { auth: false }),
+      ]);
+      player = p;
+      recent = page.matches;
+      error = null;
+    } catch (e) {
+      error = e instanceof Error ? e.message : String(e);
+    }
+    render();
+  }
+
+  /** @param {string} label @param {string} value @param {string} [hint] */
+  const stat = (label, value, hint) =>
+    h('div', { class: 'stat' }, h('span', { class: 'stat-value', text: value }), h('span', { class: 'stat-label', text: label }), hint ? h('span', { class: 'stat-hint', text: hint }) : null);
+
+  /** @param {MatchView} m */
+  function resultFor(m) {
+    if (m.phase !== 'finished' || !m.outcome) return m.phase === 'waiting' ? 'waiting' : 'playing';
+    const o = m.outcome;
+    if (o.reason === 'draw') return 'draw';
+    if (!['win', 'forfeit', 'timeout'].includes(o.reason)) return o.reason;
+    return o.winner_address === address ? 'won' : 'lost';
+  }
+
+  function render() {
+    title.textContent = address === myAddress() ? 'Your page' : `Player ${shortAddress(address)}`;
+    if (error) {
+      replace(body, h('p', { class: 'inline-error', role: 'alert', text: error }));
+      return;
+    }
+    if (!player) {
+      replace(body, h('p', { class: 'muted', text: 'Loading…' }));
+      return;
+    }
+    const p = player;
+    const losses = p.games - p.wins - p.draws;
+    const rate = p.games ? `${Math.round((p.wins / p.games) * 100)}% won` : 'no games yet';
+    const me = myAddress();
+    replace(
+      body,
+      h(
+        'div',
+        { class: 'stats-grid' },
+        stat('Rating', String(Math.round(p.rating.rating)), `±${Math.round(p.rating.deviation)}`),
+        stat('Games', String(p.games), rate),
+        stat('Won', String(p.wins)),
+        stat('Drawn', String(p.draws)),
+        stat('Lost', String(losses)),
+      ),
+      p.active_match
+        ? h(
+            'div',
+            { class: 'card active-card' },
+            h('div', { class: 'active-text' }, h('strong', { text: `Playing match #${p.active_match}` }), h('span', { class: 'muted', text: 'Watch it live, read-only.' })),
+            h('a', { class: 'btn btn-primary', href: `/match/${p.active_match}` }, icon(ICONS.eye), 'Watch'),
+          )
+        : null,
+      me && me !== address
+        ? h('div', { class: 'panel-actions' }, h('a', { class: 'btn', href: `/online?challenge=${address}` }, icon(ICONS.swords), 'Challenge'))
+        : null,
+      h(
+        'section',
+        { class: 'card' },
+        h('h2', { class: 'card-title', text: 'Recent matches' }),
+        recent.length
+          ? h(
+              'ul',
+              { class: 'list' },
+              recent.map((m) => {
+                const result = resultFor(m);
+                const others = (m.players ?? []).filter((s) => s.address !== address).map((s) => (s.address ? shortAddress(s.address) : `computer (${s.level})`));
+                return h(
+                  'li',
+                  { class: 'list-row' },
+                  h('span', { class: `result-pill ${result}`, text: result }),
+                  h('span', { class: 'row-main' }, h('a', { href: `/match/${m.id}`, text: `#${m.id} ${gameName(m.game)}` }), h('span', { class: 'muted', text: `${others.length ? ` vs ${others.join(', ')}` : ''}${m.stake !== '0' ? ` · stake ${formatAmount(m.stake)}` : ''}` })),
+                );
+              }),
+            )
+          : h('p', { class: 'muted empty', text: 'No matches yet.' }),
+      ),
+    );
+  }
+
+  /** @type {() => void} */
+  let stop = () => {};
+  let stopped = false;
+  headSeq()
+    .catch(() => 0)
+    .then((since) => {
+      if (stopped) return;
+      stop = realtime.subscribe('lobby', since, {
+        onEvent: (event, info) => {
+          if (info.live && (event.kind.type === 'game_ended' || event.kind.type === 'game_started')) load();
+        },
+        onSynced: ({ missed }) => {
+          if (missed) load();
+        },
+      });
+    });
+  // Who "you" are is known once the login finishes.
+  let me = myAddress();
+  const stopSession = onSession(() => {
+    if (myAddress() !== me) {
+      me = myAddress();
+      render();
+    }
+  });
+  render();
+  load();
+  return () => {
+    stopped = true;
+    stop();
+    stopSession();
+  };
+}

@@ -1,0 +1,361 @@
+// @ts-check
+/**
+ * The wallet: the address with a copy button, the balance and the ledger, withdrawals,
+ * exporting and importing the key, logging in and out; and for the owner, deposits, the
+ * reserve and collecting it.
+ * @module
+ */
+
+import { api } from '../api.js';
+import { announce, copyButton, h, ICONS, icon, replace, toast } from '../dom.js';
+import { formatAmount, isAddress, parseAmount } from '../format.js';
+import { exportKeyFile, readKeyFile } from '../wallet.js';
+import { login, logout, onInbox, onSession, refreshMe, session, switchWallet } from '../session.js';
+
+/**
+ * @typedef {{ seq: number, amount: string, reason: string, match_id: number | null }} LedgerEntry
+ */
+
+const REASONS = /** @type {Record<string, string>} */ ({
+  deposit: 'Deposit',
+  withdrawal: 'Withdrawal',
+  stake: 'Stake',
+  payout: 'Payout',
+  refund: 'Refund',
+  collect: 'Reserve collected',
+  reserve_share: 'House share',
+});
+
+/**
+ * @param {HTMLElement} root
+ * @returns {() => void}
+ */
+export function mount(root) {
+  /** @type {LedgerEntry[] | null} */
+  let entries = null;
+  /** @type {number | null} */
+  let nextBefore = null;
+  /** @type {{ reserve: string, deposited: string, withdrawn: string } | null} */
+  let reserve = null;
+
+  const identity = h('div', { class: 'card wallet-identity' });
+  const money = h('div', { class: 'card' });
+  const ledger = h('div', { class: 'card' });
+  const keys = h('div', { class: 'card' });
+  const owner = h('div', { class: 'card', hidden: true });
+  replace(
+    root,
+    h(
+      'section',
+      { class: 'view view-wallet' },
+      h('div', { class: 'page-head' }, h('h1', { class: 'page-title', text: 'Wallet' })),
+      h('div', { class: 'wallet-grid' }, h('div', { class: 'column' }, identity, money, owner), h('div', { class: 'column' }, ledger, keys)),
+    ),
+  );
+
+  let identityKey = '';
+  function renderIdentity() {
+    const w = session.wallet;
+    // Rebuilt only when it changes, so a focused button keeps its focus.
+    const key = `${w?.address}|${session.status}|${session.created}|${session.problem}`;
+    if (key === identityKey) return;
+    identityKey = key;
+    if (!w) {
+      replace(identity, h('h2', { class: 'card-title', text: 'Your address' }), h('p', { class: 'inline-error', role: 'alert', text: session.problem ?? 'Loading your wallet…' }));
+      return;
+    }
+    const statusText = {
+      starting: 'Starting…',
+      unsupported: session.problem ?? '',
+      anonymous: 'Logged out on this browser.',
+      'logging-in': 'Signing in…',
+      online: 'Logged in: your key signed the server’s challenge.',
+      error: session.problem ?? 'Not logged in.',
+    }[session.status];
+    replace(
+      identity,
+      h(
+        'div',
+        { class: 'card-title-row' },
+        h('h2', { class: 'card-title', text: 'Your address' }),
+        session.status === 'online' ? h('a', { class: 'btn btn-small btn-ghost', href: `/player/${w.address}`, text: 'My page →' }) : null,
+      ),
+      h('div', { class: 'address-line' }, h('code', { class: 'mono address-full', id: 'wallet-address', text: w.address }), copyButton(() => w.address, 'address')),
+      h('p', { class: 'muted small', text: 'Your address is your Ed25519 public key’s Sui address. Share it so others can challenge you.' }),
+      session.created ? h('p', { class: 'notice', text: 'A new key was made for you in this browser. Export it to keep your balance safe.' }) : null,
+      h(
+        'div',
+        { class: 'login-line' },
+        h('span', { class: 'login-status' }, h('span', { class: `dot ${session.status === 'online' ? 'ok' : 'off'}`, 'aria-hidden': 'true' }), h('span', { class: 'muted', text: statusText })),
+        session.status === 'online'
+          ? h('button', { class: 'btn btn-small', type: 'button', text: 'Log out', onclick: () => logout() })
+          : session.status !== 'logging-in' && session.status !== 'unsupported'
+            ? h('button', { class: 'btn btn-small btn-primary', type: 'button', text: 'Log in', onclick: () => login() })
+            : null,
+      ),
+    );
+  }
+
+  function renderMoney() {
+    const me = session.me;
+    if (!me) {
+      replace(money, h('h2', { class: 'card-title', text: 'Balance' }), h('p', { class: 'muted', text: 'Log in to see your balance.' }));
+      return;
+    }
+    const amountInput = h('input', { class: 'input', id: 'withdraw-amount', type: 'text', inputmode: 'decimal', placeholder: '0.00', autocomplete: 'off' });
+    const error = h('p', { class: 'inline-error', role: 'alert', hidden: true });
+    replace(
+      money,
+      h('h2', { class: 'card-title', text: 'Balance' }),
+      h('p', { class: 'big-balance', id: 'wallet-balance', text: formatAmount(me.balance) }),
+      h('p', { class: 'muted small', text: 'Play money, in coins of a million units. The operator credits deposits; stakes are held in escrow until a match ends.' }),
+      h(
+        'form',
+        {
+          class: 'inline-form',
+          onsubmit: async (/** @type {Event} */ e) => {
+            e.preventDefault();
+            error.hidden = true;
+            try {
+              const amount = parseAmount(amountInput.value);
+              if (amount === 0n) throw new Error('Type how much to withdraw.');
+              await api('POST', '/api/ledger/withdraw', { amount: amount.toString() });
+              amountInput.value = '';
+              announce(`Withdrew ${formatAmount(amount)}.`);
+              toast(`Withdrew ${formatAmount(amount)}`, { kind: 'success' });
+              await Promise.all([refreshMe(), loadLedger()]);
+            } catch (err) {
+              error.hidden = false;
+              error.textContent = err instanceof Error ? err.message : String(err);
+            }
+          },
+        },
+        h('label', { class: 'field-label', for: 'withdraw-amount', text: 'Withdraw' }),
+        h('div', { class: 'input-row' }, amountInput, h('button', { class: 'btn', type: 'submit', text: 'Withdraw' })),
+        error,
+      ),
+    );
+  }
+
+  function renderLedger() {
+    const rows = entries ?? [];
+    replace(
+      ledger,
+      h('h2', { class: 'card-title', text: 'Ledger' }),
+      !session.me
+        ? h('p', { class: 'muted', text: 'Log in to see your ledger.' })
+        : entries === null
+          ? h('p', { class: 'muted', text: 'Loading…' })
+          : rows.length
+            ? h(
+                'table',
+                { class: 'table ledger-table' },
+                h('thead', {}, h('tr', {}, h('th', { scope: 'col', text: 'What' }), h('th', { scope: 'col', text: 'Match' }), h('th', { scope: 'col', class: 'num', text: 'Amount' }))),
+                h(
+                  'tbody',
+                  {},
+                  rows.map((e) =>
+                    h(
+                      'tr',
+                      {},
+                      h('td', { text: REASONS[e.reason] ?? e.reason }),
+                      h('td', {}, e.match_id ? h('a', { href: `/match/${e.match_id}`, text: `#${e.match_id}` }) : '—'),
+                      h('td', { class: `num amount ${e.amount.startsWith('-') ? 'debit' : 'credit'}`, text: formatAmount(e.amount, { sign: true }) }),
+                    ),
+                  ),
+                ),
+              )
+            : h('p', { class: 'muted empty', text: 'Nothing yet. Deposits, stakes and payouts appear here.' }),
+      nextBefore ? h('button', { class: 'btn btn-small btn-ghost', type: 'button', text: 'Older entries', onclick: () => loadLedger(true) }) : null,
+    );
+  }
+
+  function renderKeys() {
+    const w = session.wallet;
+    const fileInput = h('input', { type: 'file', accept: 'application/json,.json,.txt', class: 'visually-hidden', id: 'key-file' });
+    const paste = h('textarea', { class: 'input mono', id: 'key-paste', rows: '3', placeholder: 'Paste a key file or a 64-digit secret key', spellcheck: 'false' });
+    const error = h('p', { class: 'inline-error', role: 'alert', hidden: true });
+    const doImport = async (/** @type {string} */ text) => {
+      error.hidden = true;
+      try {
+        const wallet = await readKeyFile(text);
+        if (wallet.address === session.wallet?.address) {
+          toast('This is already your key.');
+          return;
+        }
+        await switchWallet(wallet);
+        paste.value = '';
+        announce('Key imported. You are now playing as the imported address.');
+        toast('Key imported', { kind: 'success' });
+      } catch (e) {
+        error.hidden = false;
+        error.textContent = e instanceof Error ? e.message : String(e);
+      }
+    };
+    fileInput.addEventListener('change', async () => {
+      const file = fileInput.files?.[0];
+      if (file) await doImport(await file.text());
+      fileInput.value = '';
+    });
+    replace(
+      keys,
+      h('h2', { class: 'card-title', text: 'Your key' }),
+      h('p', { class: 'muted small' }, 'The key lives only in this browser. The export is the same file ', h('code', { text: 'triad keygen' }), ' writes, so the terminal can use it too. Whoever has it controls your balance.'),
+      h(
+        'div',
+        { class: 'button-row' },
+        h(
+          'button',
+          {
+            class: 'btn',
+            type: 'button',
+            disabled: !w,
+            onclick: async () => {
+              if (!w) return;
+              const text = await exportKeyFile(w);
+              const url = URL.createObjectURL(new Blob([text], { type: 'application/json' }));
+              const a = h('a', { href: url, download: 'triad-key.json' });
+              document.body.appendChild(a);
+              a.click();
+              a.remove();
+              setTimeout(() => URL.revokeObjectURL(url), 1000);
+              announce('Key file downloaded.');
+            },
+          },
+          icon(ICONS.download),
+          'Export key file',
+        ),
+        h('label', { class: 'btn', for: 'key-file' }, icon(ICONS.upload), 'Import key file'),
+        fileInput,
+      ),
+      h('label', { class: 'field-label', for: 'key-paste', text: 'Or paste a key' }),
+      paste,
+      h('div', { class: 'button-row' }, h('button', { class: 'btn', type: 'button', text: 'Import pasted key', onclick: () => doImport(paste.value) })),
+      h('p', { class: 'muted small', text: 'Importing replaces the key in this browser. Export the current one first if it holds a balance.' }),
+      error,
+    );
+  }
+
+  function renderOwner() {
+    owner.hidden = !session.me?.owner;
+    if (owner.hidden) return;
+    const to = h('input', { class: 'input mono', id: 'deposit-to', placeholder: '0x…', autocomplete: 'off', spellcheck: 'false' });
+    const amount = h('input', { class: 'input', id: 'deposit-amount', inputmode: 'decimal', placeholder: '10', autocomplete: 'off' });
+    const error = h('p', { class: 'inline-error', role: 'alert', hidden: true });
+    replace(
+      owner,
+      h('h2', { class: 'card-title', text: 'Operator' }),
+      reserve
+        ? h('p', { class: 'muted small', text: `Reserve ${formatAmount(reserve.reserve)} · deposited ${formatAmount(reserve.deposited)} · withdrawn ${formatAmount(reserve.withdrawn)}` })
+        : null,
+      h(
+        'form',
+        {
+          onsubmit: async (/** @type {Event} */ e) => {
+            e.preventDefault();
+            error.hidden = true;
+            try {
+              if (!isAddress(to.value)) throw new Error('Paste the address: 0x followed by 64 hexadecimal digits.');
+              const value = parseAmount(amount.value);
+              if (value === 0n) throw new Error('Type how much to deposit.');
+              await api('POST', '/api/ledger/deposit', { to: to.value.trim().toLowerCase(), amount: value.toString() });
+              toast(`Deposited ${formatAmount(value)}`, { kind: 'success' });
+              amount.value = '';
+              loadReserve();
+            } catch (err) {
+              error.hidden = false;
+              error.textContent = err instanceof Error ? err.message : String(err);
+            }
+          },
+        },
+        h('label', { class: 'field-label', for: 'deposit-to', text: 'Deposit to' }),
+        to,
+        h('label', { class: 'field-label', for: 'deposit-amount', text: 'Amount' }),
+        h('div', { class: 'input-row' }, amount, h('button', { class: 'btn', type: 'submit', text: 'Deposit' })),
+        error,
+      ),
+      h(
+        'button',
+        {
+          class: 'btn btn-ghost',
+          type: 'button',
+          onclick: async () => {
+            try {
+              await api('POST', '/api/ledger/collect');
+              toast('Reserve collected', { kind: 'success' });
+              await Promise.all([refreshMe(), loadReserve(), loadLedger()]);
+            } catch (err) {
+              toast(err instanceof Error ? err.message : String(err), { kind: 'error' });
+            }
+          },
+        },
+        'Collect the reserve',
+      ),
+    );
+  }
+
+  async function loadLedger(more = false) {
+    if (!session.me) return;
+    try {
+      /** @type {{ balance: string, entries: LedgerEntry[], next_before: number | null }} */
+      const page = await api('GET', `/api/ledger?limit=25${more && nextBefore ? `&before=${nextBefore}` : ''}`);
+      entries = more && entries ? [...entries, ...page.entries] : page.entries;
+      nextBefore = page.next_before;
+    } catch (e) {
+      toast(e instanceof Error ? e.message : String(e), { kind: 'error' });
+    }
+    renderLedger();
+  }
+
+  async function loadReserve() {
+    if (!session.me?.owner) return;
+    try {
+      reserve = await api('GET', '/api/ledger/reserve');
+    } catch {
+      reserve = null;
+    }
+    renderOwner();
+  }
+
+  let lastStatus = '';
+  let lastBalance = '';
+  const stopSession = onSession(() => {
+    renderIdentity();
+    const balance = session.me?.balance ?? '';
+    if (balance !== lastBalance) {
+      lastBalance = balance;
+      renderMoney();
+      if (session.me) loadLedger();
+    }
+    if (session.status !== lastStatus) {
+      lastStatus = session.status;
+      renderMoney();
+      renderKeys();
+      renderOwner();
+      renderLedger();
+      if (session.me) {
+        loadLedger();
+        loadReserve();
+      }
+    }
+  });
+  const stopInbox = onInbox((event, info) => {
+    if (info.live && event.kind.type === 'transferred') loadReserve();
+  });
+
+  renderIdentity();
+  renderMoney();
+  renderLedger();
+  renderKeys();
+  renderOwner();
+  lastStatus = session.status;
+  lastBalance = session.me?.balance ?? '';
+  if (session.me) {
+    loadLedger();
+    loadReserve();
+  }
+  return () => {
+    stopSession();
+    stopInbox();
+  };
+}

@@ -1,0 +1,630 @@
+//! `triad agent`: an autonomous player of seed 4's app protocol through a Triad server. It
+//! accepts proposals (or, with `--challenge`, proposes), plays with the solver at a
+//! strength, declares results, copes with duplicates and conflicts by the seed's rules, and
+//! logs each game in one line, with the referee's record beside its own.
+
+use std::{
+    collections::{HashSet, VecDeque},
+    time::{Duration, Instant},
+};
+
+use anyhow::{Context, bail};
+use clap::{Args, ValueEnum};
+use rand::{SeedableRng, TryRng, rngs::SysRng};
+use rand_chacha::ChaCha8Rng;
+use triad_protocol::{App, Ending, Game, GameId, Message, Propose, Side, Step};
+use triad_rules::{GameKind, Player};
+use triad_solver::Strength;
+
+use super::{
+    GameArg,
+    client::{Client, Connection, Incoming},
+};
+
+/// Play seed 4's app protocol on your own: accept proposals (or propose with --challenge),
+/// play each game with the solver, declare the result, and log each game in one line.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Exit status: 0 when the games were played and the referee's record agrees \
+    with the agent's every time; 1 otherwise."
+)]
+pub(crate) struct AgentArgs {
+    /// The app to play.
+    #[arg(long, value_enum, default_value_t)]
+    app: GameArg,
+    /// How well to play: perfect never loses, casual sometimes lets a win slip, random
+    /// plays any legal move.
+    #[arg(long, value_enum, default_value_t = StrategyArg::Perfect)]
+    strategy: StrategyArg,
+    /// Propose games to this agent (its address) instead of waiting for proposals.
+    #[arg(long, value_name = "ADDRESS")]
+    challenge: Option<String>,
+    /// Stop after this many games [default: 1 with --challenge, else never].
+    #[arg(long, value_name = "N")]
+    games: Option<u32>,
+    /// The role to claim when proposing: X (first), O (second), or alternate, game by game.
+    #[arg(long, value_enum, ignore_case = true, default_value_t = RoleArg::Alternate)]
+    role: RoleArg,
+    /// Seed of the strategy's random choices [default: drawn, and printed].
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+    /// Abort a game after this many seconds without a word from the opponent.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    patience: u64,
+    /// Send messages without the signed envelope.
+    #[arg(long)]
+    unsigned: bool,
+    #[command(flatten)]
+    connection: Connection,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum StrategyArg {
+    /// Always an optimal move: never loses.
+    Perfect,
+    /// Usually optimal, sometimes merely safe.
+    Casual,
+    /// Any legal move.
+    Random,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum RoleArg {
+    /// The first player (X in tic-tac-toe).
+    #[value(name = "X", alias = "first")]
+    X,
+    /// The second player (O in tic-tac-toe).
+    #[value(name = "O", alias = "second")]
+    O,
+    /// X in odd games, O in even ones.
+    Alternate,
+}
+
+/// The game being played.
+#[derive(Debug)]
+struct Current {
+    number: u32,
+    peer: String,
+    game: Game,
+    match_id: Option<u64>,
+    last_heard: Instant,
+}
+
+#[derive(Debug, Default)]
+struct Tally {
+    won: u32,
+    lost: u32,
+    drew: u32,
+    aborted: u32,
+}
+
+#[derive(Debug)]
+struct Agent {
+    client: Client,
+    app: App,
+    strength: Strength,
+    rng: ChaCha8Rng,
+    unsigned: bool,
+    patience: Duration,
+    challenge: Option<String>,
+    role: RoleArg,
+    /// Distinguishes this run's game ids from another run's.
+    tag: String,
+    current: Option<Current>,
+    proposals: VecDeque<(String, Propose)>,
+    /// Games with an id that ended, so that a late copy of their proposal is not taken up.
+    finished: HashSet<(String, GameId)>,
+    started: u32,
+    played: u32,
+    tally: Tally,
+    disagreements: u32,
+}
+
+fn short(address: &str) -> String {
+    if address.len() > 12 {
+        format!("{}…{}", &address[..6], &address[address.len() - 4..])
+    } else {
+        address.to_owned()
+    }
+}
+
+/// The referee's record of a match in the protocol's words, and whether it agrees with the
+/// agent's ending.
+fn referee(app: App, view: &serde_json::Value, ending: &Ending) -> (String, bool) {
+    let outcome = &view["outcome"];
+    let Some(reason) = outcome["reason"].as_str() else {
+        return ("still in play".to_owned(), false);
+    };
+    let winner = match outcome["winner"].as_str() {
+        Some("first") => Some(Player::First),
+        Some("second") => Some(Player::Second),
+        _ => None,
+    };
+    let text = match (reason, winner) {
+        ("win", Some(w)) => format!("win by {}", app.role_name(w)),
+        ("draw", _) => "draw".to_owned(),
+        (reason, Some(w)) => format!("win by {} ({reason})", app.role_name(w)),
+        (reason, None) => format!("abort ({reason})"),
+    };
+    let agrees = match ending {
+        Ending::Win { winner: w } => reason == "win" && winner == Some(*w),
+        Ending::Draw => reason == "draw",
+        Ending::Aborted { .. } => {
+            matches!(reason, "aborted" | "cancelled" | "declined" | "expired")
+        }
+    };
+    (text, agrees)
+}
+
+impl Agent {
+    fn log(&self, line: &str) {
+        eprintln!("triad agent {}: {line}", short(&self.client.address()));
+    }
+
+    async fn send(&mut self, to: &str, message: &Message) -> anyhow::Result<u64> {
+        let sent = self
+            .client
+            .send(to, self.app, message, self.unsigned)
+            .await?;
+        Ok(sent.match_id)
+    }
+
+    fn next_role(&self) -> Player {
+        match self.role {
+            RoleArg::X => Player::First,
+            RoleArg::O => Player::Second,
+            RoleArg::Alternate if self.started % 2 == 1 => Player::First,
+            RoleArg::Alternate => Player::Second,
+        }
+    }
+
+    async fn propose(&mut self, target: String) -> anyhow::Result<()> {
+        self.started += 1;
+        let role = self.next_role();
+        let game_id = GameId::new(&format!("{}-{}", self.tag, self.started))?;
+        let (game, message) = Game::propose(self.app, role, Some(game_id));
+        let match_id = self
+            .send(&target, &message)
+            .await
+            .with_context(|| format!("cannot propose a game to {target}"))?;
+        self.current = Some(Current {
+            number: self.started,
+            peer: target,
+            game,
+            match_id: Some(match_id),
+            last_heard: Instant::now(),
+        });
+        Ok(())
+    }
+
+    async fn accept_next(&mut self) {
+        while let Some((from, proposal)) = self.proposals.pop_front() {
+            let (game, message) = Game::accept(self.app, &proposal);
+            match self.send(&from, &message).await {
+                Ok(match_id) => {
+                    self.started += 1;
+                    self.current = Some(Current {
+                        number: self.started,
+                        peer: from,
+                        game,
+                        match_id: Some(match_id),
+                        last_heard: Instant::now(),
+                    });
+                    return;
+                }
+                Err(e) => self.log(&format!(
+                    "could not accept the proposal of {}: {e:#}",
+                    short(&from)
+                )),
+            }
+        }
+    }
+
+    /// Moves when it is my turn (and declares the result when the move ends the game).
+    async fn act(&mut self) {
+        let Some(current) = self.current.as_mut() else {
+            return;
+        };
+        if !current.game.my_turn() {
+            return;
+        }
+        let position = *current.game.position();
+        let Some(mv) =
+            triad_solver::table(position.kind()).choose(&position, self.strength, &mut self.rng)
+        else {
+            return;
+        };
+        let messages = match current.game.play(mv.cell.index(), mv.mark) {
+            Ok(messages) => messages,
+            Err(e) => {
+                self.log(&format!("cannot play {mv:?}: {e}"));
+                return;
+            }
+        };
+        let peer = current.peer.clone();
+        for message in messages {
+            if let Err(e) = self.send(&peer, &message).await {
+                // The referee refused what this agent thought legal: the two disagree, so
+                // the game is called off (seed 4's state conflict).
+                self.log(&format!(
+                    "the relay refused my {}: {e:#}; aborting the game",
+                    message.action()
+                ));
+                self.abort_current("state-conflict").await;
+                return;
+            }
+        }
+    }
+
+    async fn abort_current(&mut self, reason: &str) {
+        let Some(current) = self.current.as_mut() else {
+            return;
+        };
+        if let Ok(abort) = current.game.abort(reason) {
+            let peer = current.peer.clone();
+            if let Err(e) = self.send(&peer, &abort).await {
+                self.log(&format!("could not send the abort: {e:#}"));
+            }
+        }
+    }
+
+    async fn handle(&mut self, incoming: &Incoming) {
+        let (app, message, verified) = match incoming.decode() {
+            Ok(decoded) => decoded,
+            Err(e) => {
+                self.log(&format!(
+                    "ignored #{} from {}: {e}",
+                    incoming.id,
+                    short(&incoming.from)
+                ));
+                return;
+            }
+        };
+        if verified == Some(false) {
+            self.log(&format!(
+                "ignored #{}: its signature is not {}'s",
+                incoming.id,
+                short(&incoming.from)
+            ));
+            return;
+        }
+        if app != self.app {
+            if let Message::Propose(p) = &message {
+                // Decline at once, so the proposer is not left waiting.
+                let decline = Message::Result(triad_protocol::GameResult::abort(
+                    "unsupported-app",
+                    p.game_id.clone(),
+                ));
+                let _ = self
+                    .client
+                    .send(&incoming.from, app, &decline, self.unsigned)
+                    .await;
+                self.log(&format!(
+                    "declined a {app} proposal from {}: this agent plays {}",
+                    short(&incoming.from),
+                    self.app
+                ));
+            }
+            return;
+        }
+        if let Message::Propose(p) = &message {
+            self.on_proposal(&incoming.from, p).await;
+            return;
+        }
+        let received = {
+            let Some(current) = self.current.as_mut().filter(|c| c.peer == incoming.from) else {
+                // A proposal withdrawn before I took it up.
+                if let Message::Result(r) = &message {
+                    self.proposals
+                        .retain(|(from, p)| !(from == &incoming.from && p.game_id == r.game_id));
+                }
+                return;
+            };
+            current.last_heard = Instant::now();
+            if let Some(id) = incoming.match_id {
+                current.match_id = Some(id);
+            }
+            current.game.receive(&message)
+        };
+        match received {
+            Ok(steps) => {
+                for step in steps {
+                    if let Step::Conflict { error, abort } = step {
+                        self.log(&format!(
+                            "state conflict with {}: {error}; aborting",
+                            short(&incoming.from)
+                        ));
+                        if let Err(e) = self
+                            .client
+                            .send(&incoming.from, self.app, &abort, self.unsigned)
+                            .await
+                        {
+                            self.log(&format!("could not send the abort: {e:#}"));
+                        }
+                    }
+                }
+            }
+            Err(e) => {
+                let from = short(&incoming.from);
+                self.log(&format!("ignored #{} from {from}: {e}", incoming.id));
+            }
+        }
+    }
+
+    async fn on_proposal(&mut self, from: &str, p: &Propose) {
+        let current_game = self.current.as_ref().is_some_and(|c| {
+            c.peer == from && !c.game.is_proposer() && c.game.game_id() == p.game_id.as_ref()
+        });
+        let seen = p
+            .game_id
+            .as_ref()
+            .is_some_and(|id| self.finished.contains(&(from.to_owned(), id.clone())))
+            || self.proposals.iter().any(|(f, q)| f == from && q == p);
+        if current_game || seen {
+            return;
+        }
+        if self.challenge.is_some() {
+            let decline =
+                Message::Result(triad_protocol::GameResult::abort("busy", p.game_id.clone()));
+            let _ = self
+                .client
+                .send(from, self.app, &decline, self.unsigned)
+                .await;
+            self.log(&format!(
+                "declined a proposal from {}: this agent proposes its own games",
+                short(from)
+            ));
+            return;
+        }
+        self.proposals.push_back((from.to_owned(), p.clone()));
+    }
+
+    /// Ends the current game once it is over and settled (or the opponent's declaration is
+    /// overdue); checks the referee's record and logs the game.
+    async fn maybe_finish(&mut self) -> anyhow::Result<()> {
+        let Some(current) = self.current.as_ref() else {
+            return Ok(());
+        };
+        let overdue = current.last_heard.elapsed() > self.patience;
+        let Some(ending) = current.game.ending().cloned() else {
+            if overdue && !current.game.my_turn() {
+                self.log(&format!(
+                    "no word from {} for {:?}; aborting",
+                    short(&current.peer),
+                    self.patience
+                ));
+                self.abort_current("no-reply").await;
+                return Box::pin(self.maybe_finish()).await;
+            }
+            return Ok(());
+        };
+        if !current.game.is_settled() && !overdue {
+            return Ok(()); // the opponent moved last: its declaration comes next
+        }
+        let current = self.current.take().expect("checked above");
+        let me = current.game.me();
+        let (outcome, verdict) = match &ending {
+            Ending::Win { winner } if *winner == me => ("won", &mut self.tally.won),
+            Ending::Win { .. } => ("lost", &mut self.tally.lost),
+            Ending::Draw => ("drew", &mut self.tally.drew),
+            Ending::Aborted { .. } => ("aborted", &mut self.tally.aborted),
+        };
+        *verdict += 1;
+        self.played += 1;
+        if let Some(id) = current.game.game_id() {
+            self.finished.insert((current.peer.clone(), id.clone()));
+        }
+        let record = match current.match_id {
+            Some(id) => match self.client.get(&format!("/api/matches/{id}")).await {
+                Ok(view) => {
+                    let (text, agrees) = referee(self.app, &view, &ending);
+                    if !agrees {
+                        self.disagreements += 1;
+                    }
+                    if agrees {
+                        text
+                    } else {
+                        format!("{text} — DISAGREES")
+                    }
+                }
+                Err(e) => format!("unavailable ({e:#})"),
+            },
+            None => "no match".to_owned(),
+        };
+        let by = match &ending {
+            Ending::Aborted { by: Side::Me, .. } => " by me",
+            Ending::Aborted {
+                by: Side::Opponent, ..
+            } => " by the opponent",
+            _ => "",
+        };
+        println!(
+            "game {}: {} match {} as {} vs {}: {outcome} ({}{by} after {} moves); referee: {record}",
+            current.number,
+            self.app,
+            current
+                .match_id
+                .map_or_else(|| "?".to_owned(), |m| m.to_string()),
+            self.app.role_name(me),
+            current.peer,
+            ending.describe(self.app),
+            current.game.seq(),
+        );
+        Ok(())
+    }
+
+    async fn run(&mut self, games: Option<u32>) -> anyhow::Result<()> {
+        let mut cursor = self.client.saved_cursor();
+        loop {
+            if games.is_some_and(|n| self.played >= n) {
+                return Ok(());
+            }
+            if self.current.is_none() {
+                if let Some(target) = self.challenge.clone() {
+                    self.propose(target).await?;
+                } else if !self.proposals.is_empty() {
+                    self.accept_next().await;
+                }
+            }
+            self.act().await;
+            self.maybe_finish().await?;
+            if self.current.is_none() && (self.challenge.is_some() || !self.proposals.is_empty()) {
+                continue;
+            }
+            let wait = match &self.current {
+                Some(c) => self
+                    .patience
+                    .saturating_sub(c.last_heard.elapsed())
+                    .min(Duration::from_secs(20))
+                    .max(Duration::from_millis(10)),
+                None => Duration::from_secs(20),
+            };
+            let (messages, next) = match self.client.inbox(cursor, wait).await {
+                Ok(page) => page,
+                Err(e) => {
+                    self.log(&format!("cannot read the inbox: {e:#}; retrying"));
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    continue;
+                }
+            };
+            for message in &messages {
+                self.handle(message).await;
+                // Acting between messages keeps the order of play even when several arrive
+                // together (a move, then the next proposal).
+                self.act().await;
+                self.maybe_finish().await?;
+            }
+            if next != cursor {
+                cursor = next;
+                self.client.save_cursor(cursor)?;
+            }
+        }
+    }
+}
+
+pub(crate) fn run(args: AgentArgs) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let seed = match args.seed {
+            Some(seed) => seed,
+            None => {
+                let mut bytes = [0u8; 8];
+                SysRng
+                    .try_fill_bytes(&mut bytes)
+                    .context("no randomness for the seed")?;
+                u64::from_le_bytes(bytes)
+            }
+        };
+        let client = Client::connect(&args.connection).await?;
+        let app = App::of_game(GameKind::from(args.app));
+        let strength = match args.strategy {
+            StrategyArg::Perfect => Strength::Perfect,
+            StrategyArg::Casual => Strength::Casual,
+            StrategyArg::Random => Strength::Random,
+        };
+        if let Some(target) = &args.challenge {
+            triad_identity::parse_address(target)
+                .map_err(|e| anyhow::anyhow!("--challenge {target}: {e}"))?;
+        }
+        let games = args.games.or(args.challenge.is_some().then_some(1));
+        let mut agent = Agent {
+            tag: format!("{:08x}", seed as u32 ^ (seed >> 32) as u32),
+            client,
+            app,
+            strength,
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            unsigned: args.unsigned,
+            patience: Duration::from_secs(args.patience.max(1)),
+            challenge: args.challenge,
+            role: args.role,
+            current: None,
+            proposals: VecDeque::new(),
+            finished: HashSet::new(),
+            started: 0,
+            played: 0,
+            tally: Tally::default(),
+            disagreements: 0,
+        };
+        let what = match &agent.challenge {
+            Some(target) => format!("proposing {app} to {}", short(target)),
+            None => format!("accepting {app} proposals"),
+        };
+        agent.log(&format!(
+            "on {}: {what}, {} play, seed {seed}",
+            agent.client.server(),
+            strength
+        ));
+        agent.run(games).await?;
+        let t = &agent.tally;
+        eprintln!(
+            "triad agent: played {}: {} won, {} lost, {} drawn, {} aborted",
+            agent.played, t.won, t.lost, t.drew, t.aborted
+        );
+        if agent.disagreements > 0 {
+            bail!(
+                "the referee's record disagreed with this agent's in {} games",
+                agent.disagreements
+            );
+        }
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn the_referees_record_is_compared_by_outcome() {
+        let app = App::TicTacToe;
+        let won = json!({"outcome": {"reason": "win", "winner": "first"}});
+        assert_eq!(
+            referee(
+                app,
+                &won,
+                &Ending::Win {
+                    winner: Player::First
+                }
+            ),
+            ("win by X".into(), true)
+        );
+        assert!(
+            !referee(
+                app,
+                &won,
+                &Ending::Win {
+                    winner: Player::Second
+                }
+            )
+            .1
+        );
+        assert!(!referee(app, &won, &Ending::Draw).1);
+        let drawn = json!({"outcome": {"reason": "draw", "winner": null}});
+        assert_eq!(referee(app, &drawn, &Ending::Draw), ("draw".into(), true));
+        let aborted = json!({"outcome": {"reason": "aborted", "winner": null}});
+        let mine = Ending::Aborted {
+            by: Side::Me,
+            reason: Some("state-conflict".into()),
+        };
+        assert_eq!(
+            referee(app, &aborted, &mine),
+            ("abort (aborted)".into(), true)
+        );
+        assert!(!referee(app, &json!({"outcome": null}), &Ending::Draw).1);
+        let forfeit = json!({"outcome": {"reason": "forfeit", "winner": "second"}});
+        assert_eq!(
+            referee(App::Sos, &forfeit, &Ending::Draw).0,
+            "win by second (forfeit)"
+        );
+    }
+
+    #[test]
+    fn addresses_are_shortened_for_logs() {
+        assert_eq!(short(&format!("0x{}", "ab".repeat(32))), "0xabab…abab");
+        assert_eq!(short("0x12"), "0x12");
+    }
+}

@@ -1,0 +1,286 @@
+// The end-to-end harness: a real `triad serve` on a free port with a fresh SQLite file in
+// a temporary directory, an owner key made here (so tests can deposit), and Debian's
+// Chromium driven headless by playwright-core.
+//
+// TRIAD_BIN is the binary to test (default: target/debug/triad from the repository root).
+// CHROMIUM overrides /usr/bin/chromium. Screenshots go to artifacts/screenshots/.
+
+import { spawn } from 'node:child_process';
+import { createPrivateKey, generateKeyPairSync, sign } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+import { addressOf } from '../../crates/triad-server/web/js/wallet.js';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const TRIAD_BIN = path.resolve(ROOT, process.env.TRIAD_BIN ?? 'target/debug/triad');
+export const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+export const SCREENSHOTS = path.join(ROOT, 'artifacts', 'screenshots');
+
+/** The flags that work on this kind of machine (closed network, no GPU, root). */
+export const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+/** One coin, in minor units. */
+export const COIN = 1_000_000n;
+
+/** An Ed25519 key made with Node's crypto, and its Sui address. */
+export function makeKey() {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const raw = publicKey.export({ format: 'der', type: 'spki' }).subarray(-32);
+  return { privateKey, publicKeyHex: Buffer.from(raw).toString('hex'), address: addressOf(new Uint8Array(raw)) };
+}
+
+/** A key from a 32-byte seed (hex), as `triad keygen` and the Sui SDK take it. */
+export function keyFromSeed(seedHex) {
+  const der = Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), Buffer.from(seedHex, 'hex')]);
+  const privateKey = createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
+  const jwk = privateKey.export({ format: 'jwk' });
+  const raw = Buffer.from(jwk.x, 'base64url');
+  return { privateKey, publicKeyHex: raw.toString('hex'), address: addressOf(new Uint8Array(raw)) };
+}
+
+/**
+ * Starts `triad serve` on 127.0.0.1 with a fresh database. Options: `devClock`, `args`
+ * (more flags). Resolves once the server prints where it listens.
+ */
+export async function startServer(options = {}) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'triad-e2e-'));
+  const owner = makeKey();
+  const args = [
+    'serve',
+    '--database', path.join(dir, 'triad.db'),
+    '--owner', owner.address,
+    '--rate-per-ip', '100000',
+    '--rate-burst', '100000',
+    '--rate-per-address', '100000',
+    ...(options.devClock ? ['--dev-clock', 'true'] : []),
+    ...(options.args ?? []),
+  ];
+  const server = new Server(dir, owner, args);
+  await server.spawn('127.0.0.1:0');
+  server.ownerToken = await server.login(owner);
+  return server;
+}
+
+export class Server {
+  constructor(dir, owner, args) {
+    this.dir = dir;
+    this.owner = owner;
+    this.args = args;
+    this.url = '';
+    this.child = null;
+    this.ownerToken = '';
+  }
+
+  /** Runs the binary, listening on `addr`; resolves with the URL once it listens. */
+  async spawn(addr) {
+    const child = spawn(TRIAD_BIN, [...this.args, '--addr', addr], {
+      cwd: this.dir,
+      env: { ...process.env, TRIAD_LOG: process.env.TRIAD_LOG ?? 'warn', HOME: this.dir, TRIAD_KEY_FILE: path.join(this.dir, 'no-key.json') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.child = child;
+    let stderr = '';
+    child.stderr.on('data', (d) => {
+      stderr += d;
+      if (process.env.TRIAD_E2E_LOGS) process.stderr.write(d);
+    });
+    this.url = await new Promise((resolve, reject) => {
+      let out = '';
+      const timer = setTimeout(() => reject(new Error(`triad serve did not start in 20 s:\n${stderr}`)), 20_000);
+      child.stdout.on('data', (d) => {
+        out += d;
+        const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+        if (m) {
+          clearTimeout(timer);
+          resolve(m[1]);
+        }
+      });
+      child.on('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`triad serve exited (${code}) before listening; is ${TRIAD_BIN} built?\n${stderr}`));
+      });
+      child.on('error', (e) => {
+        clearTimeout(timer);
+        reject(new Error(`cannot run ${TRIAD_BIN}: ${e.message}; build it with cargo build -p triad or set TRIAD_BIN`));
+      });
+    });
+    return this.url;
+  }
+
+  /** Stops the process (SIGTERM: a graceful shutdown) and starts it again on the same port and database. */
+  async restart() {
+    await this.kill();
+    const port = new URL(this.url).port;
+    await this.spawn(`127.0.0.1:${port}`);
+  }
+
+  async kill() {
+    const child = this.child;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 8000))]);
+    if (child.exitCode === null) {
+      child.kill('SIGKILL');
+      await exited;
+    }
+  }
+
+  /** A JSON request; throws with the API's message on an error status. */
+  async request(method, pathname, body, token) {
+    const headers = { accept: 'application/json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (token) headers.authorization = `Bearer ${token}`;
+    const response = await fetch(this.url + pathname, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await response.text();
+    const json = text ? JSON.parse(text) : null;
+    if (!response.ok) {
+      const error = new Error(`${method} ${pathname}: ${response.status} ${text}`);
+      error.status = response.status;
+      error.body = json;
+      throw error;
+    }
+    return json;
+  }
+
+  /** Logs a key in with a plain Ed25519 signature of the challenge; returns the token. */
+  async login(key) {
+    const challenge = await this.request('POST', '/api/auth/challenge', { public_key: key.publicKeyHex });
+    const signature = sign(null, Buffer.from(challenge.message, 'utf8'), key.privateKey).toString('hex');
+    const session = await this.request('POST', '/api/auth/login', { challenge_id: challenge.challenge_id, public_key: key.publicKeyHex, signature });
+    return session.token;
+  }
+
+  /** The owner credits play money. */
+  async deposit(to, amount) {
+    await this.request('POST', '/api/ledger/deposit', { to, amount: String(amount) }, this.ownerToken);
+  }
+
+  /** A player's public record. */
+  player(address) {
+    return this.request('GET', `/api/players/${address}`);
+  }
+
+  /** A balance, via a token. */
+  async balance(token) {
+    return BigInt((await this.request('GET', '/api/me', undefined, token)).balance);
+  }
+
+  /** Moves the dev clock. */
+  advance(ms) {
+    return this.request('POST', '/api/dev/clock', { advance_ms: ms });
+  }
+
+  async stop() {
+    await this.kill();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** Launches Chromium headless, each launch with a fresh profile directory. */
+export function launchBrowser() {
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
+}
+
+/** Sizes for screenshots and layout checks. */
+export const DESKTOP = { width: 1280, height: 800 };
+export const PHONE = { width: 390, height: 844 };
+
+/**
+ * A new page in its own context (its own storage, so its own wallet), with console errors
+ * collected for the test to assert on.
+ */
+export async function newPage(browser, server, options = {}) {
+  const context = await browser.newContext({
+    baseURL: server.url,
+    viewport: options.viewport ?? DESKTOP,
+    deviceScaleFactor: options.deviceScaleFactor ?? 1,
+    isMobile: options.isMobile ?? false,
+    hasTouch: options.hasTouch ?? false,
+    colorScheme: options.colorScheme ?? 'light',
+    reducedMotion: 'reduce',
+  });
+  const page = await context.newPage();
+  page.errors = [];
+  page.on('pageerror', (e) => page.errors.push(String(e)));
+  page.on('console', (m) => {
+    if (m.type() === 'error') page.errors.push(m.text());
+  });
+  return page;
+}
+
+/** Opens the app and waits until the wallet is logged in; returns the address. */
+export async function openLoggedIn(page, pathname = '/wallet') {
+  await page.goto(pathname);
+  const chip = page.locator('#header-address');
+  await chip.waitFor();
+  await page.locator('.balance-chip').waitFor({ timeout: 15_000 });
+  return chip.getAttribute('data-address');
+}
+
+/** The board's 9-character state, as drawn. */
+export function boardOf(page) {
+  return page.locator('.board').getAttribute('data-board');
+}
+
+/** Waits until the board shows `expected` (a string or a predicate). */
+export async function waitForBoard(page, expected, timeout = 10_000) {
+  const test = typeof expected === 'function' ? expected : (b) => b === expected;
+  const started = Date.now();
+  let last = '';
+  while (Date.now() - started < timeout) {
+    last = await boardOf(page);
+    if (last !== null && test(last)) return last;
+    await page.waitForTimeout(25);
+  }
+  throw new Error(`the board never became ${expected}; it is ${last}`);
+}
+
+/** Clicks the centre of a square on the canvas, as a person would. */
+export async function clickCell(page, cell) {
+  const box = await page.locator('.board-canvas').boundingBox();
+  // The board's geometry (board.js): 2 % padding, tiles separated by 2.8 % gaps.
+  const size = box.width;
+  const pad = size * 0.02;
+  const gap = size * 0.028;
+  const tile = (size - 2 * pad - 2 * gap) / 3;
+  const x = box.x + pad + (cell % 3) * (tile + gap) + tile / 2;
+  const y = box.y + pad + Math.floor(cell / 3) * (tile + gap) + tile / 2;
+  await page.mouse.click(x, y);
+}
+
+/** The number of marks on a board. */
+export function marks(board) {
+  return [...board].filter((c) => c !== '-').length;
+}
+
+/** Saves a screenshot under artifacts/screenshots/. */
+export async function screenshot(page, name) {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: false });
+}
+
+/** A small seeded random generator (mulberry32), so test strategies replay. */
+export function seeded(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -1,0 +1,198 @@
+// Two browsers, two wallets: a challenge by address (seed 1), accepted, played to a win;
+// both pages see every move and the result live (WebSocket, no reload), and the players'
+// stats and ratings change. Then a rematch, a third browser watching read-only, and API
+// errors shown in plain words.
+
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+
+import { clickCell, launchBrowser, newPage, openLoggedIn, startServer, waitForBoard } from '../lib/harness.mjs';
+
+let server;
+let browser;
+before(async () => {
+  server = await startServer();
+  browser = await launchBrowser();
+});
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+/** Challenges `opponentAddress` from `page` with the form's defaults (free, challenger first). */
+async function challenge(page, opponentAddress, game = 'tic-tac-toe') {
+  await page.goto('/online');
+  await page.locator('#challenge-opponent').fill(opponentAddress);
+  if (game === 'sos') await page.locator('[data-name="challenge-game"][data-value="sos"]').click();
+  await page.getByRole('button', { name: 'Send challenge' }).click();
+}
+
+test('challenge, accept, play to a win; both see it live; stats and ratings update', async () => {
+  const alice = await newPage(browser, server);
+  const bob = await newPage(browser, server);
+  const aliceAddress = await openLoggedIn(alice);
+  const bobAddress = await openLoggedIn(bob);
+  assert.notEqual(aliceAddress, bobAddress, 'each browser made its own key');
+  // The page computed the address itself; the server agrees (it logged the key in).
+  assert.equal(await alice.locator('#wallet-address').innerText(), aliceAddress);
+
+  await bob.goto('/online');
+  await challenge(alice, bobAddress);
+  // Bob sees the challenge arrive live, with its terms, and accepts.
+  const row = bob.locator('.challenge-row');
+  await row.waitFor();
+  assert.match(await row.innerText(), /From 0x[0-9a-f]{4}…[0-9a-f]{4}/);
+  assert.match(await row.innerText(), /Tic-tac-toe · free · they start/);
+  await row.getByRole('button', { name: 'Accept' }).click();
+
+  // Both are taken to the match; Alice (the challenger) is X and moves first.
+  await alice.waitForURL(/\/match\/\d+$/);
+  await bob.waitForURL(/\/match\/\d+$/);
+  assert.equal(alice.url(), bob.url());
+  const matchPath = new URL(alice.url()).pathname;
+  await alice.locator('.status-text', { hasText: 'Your move' }).waitFor();
+  await bob.locator('.status-text', { hasText: /Waiting for 0x/ }).waitFor();
+  assert.match(await alice.locator('.status-mark').innerText(), /you are X/);
+  assert.match(await bob.locator('.status-mark').innerText(), /you are O/);
+  assert.match(await alice.locator('.countdown').innerText(), /^\d:\d\d$/);
+
+  // X takes the top row: 0, (O 3), 1, (O 4), 2.
+  const moves = [
+    [alice, 0, 'X'],
+    [bob, 3, 'O'],
+    [alice, 1, 'X'],
+    [bob, 4, 'O'],
+    [alice, 2, 'X'],
+  ];
+  for (const [page, cell, mark] of moves) {
+    const other = page === alice ? bob : alice;
+    await page.locator('.board.is-interactive').waitFor();
+    await clickCell(page, cell);
+    // The other page draws the move live.
+    await waitForBoard(other, (b) => b[cell] === mark);
+  }
+  await waitForBoard(alice, 'XXXOO----');
+  await alice.locator('.result-title', { hasText: 'You won!' }).waitFor();
+  await bob.locator('.result-title', { hasText: 'You lost' }).waitFor();
+  for (const page of [alice, bob]) {
+    assert.equal(await page.locator('.board').getAttribute('data-win'), '0,1,2');
+    assert.equal(await page.locator('.board').getAttribute('data-last'), '2');
+  }
+  assert.match(await alice.locator('#live').innerText(), /You won!/);
+
+  // Stats and ratings, on each player's page and from the API.
+  const a = await server.player(aliceAddress);
+  const b = await server.player(bobAddress);
+  assert.deepEqual([a.games, a.wins, a.draws], [1, 1, 0]);
+  assert.deepEqual([b.games, b.wins, b.draws], [1, 0, 0]);
+  assert.ok(a.rating.rating > 1500 && b.rating.rating < 1500, `ratings ${a.rating.rating} ${b.rating.rating}`);
+  await bob.goto(`/player/${aliceAddress}`);
+  const stats = await bob.locator('.stat').allInnerTexts();
+  assert.match(stats[0], new RegExp(`^${Math.round(a.rating.rating)}\\s+Rating`));
+  assert.match(stats[1], /^1\s+Games\s+100% won/);
+  assert.match(stats[2], /^1\s+Won/);
+  assert.match(await bob.locator('.result-pill').first().innerText(), /won/i);
+  await bob.goto('/leaderboard');
+  const first = bob.locator('tbody tr').first();
+  await first.waitFor();
+  assert.match(await first.innerText(), /^1\s+0x[0-9a-f]{4}…/);
+  assert.ok((await first.innerText()).includes(aliceAddress.slice(-4)));
+
+  // A rematch: Bob offers, Alice sees the offer live and accepts; both go to the new match.
+  await bob.goto(matchPath);
+  await bob.getByRole('button', { name: 'Rematch' }).click();
+  await bob.getByRole('button', { name: 'Rematch offered…' }).waitFor();
+  await alice.getByRole('button', { name: 'Accept rematch' }).click();
+  await alice.waitForURL((url) => url.pathname !== matchPath && /\/match\/\d+$/.test(url.pathname));
+  await bob.waitForURL((url) => url.pathname !== matchPath && /\/match\/\d+$/.test(url.pathname));
+  assert.equal(alice.url(), bob.url());
+  await alice.locator('.chip', { hasText: 'Rematch' }).waitFor();
+
+  // A third browser watches, read-only, and sees moves live.
+  const watcher = await newPage(browser, server);
+  await watcher.goto(new URL(alice.url()).pathname);
+  await watcher.locator('.chip-watch').waitFor();
+  const mover = (await alice.locator('.status-text').innerText()) === 'Your move' ? alice : bob;
+  await mover.locator('.board.is-interactive').waitFor();
+  await clickCell(mover, 4);
+  await waitForBoard(watcher, (bd) => bd[4] !== '-');
+  assert.equal(await watcher.locator('.board.is-interactive').count(), 0, 'the watcher cannot play');
+  await watcher.keyboard.press('1');
+  await watcher.waitForTimeout(300);
+  assert.equal((await watcher.locator('.board').getAttribute('data-board'))[0], '-', 'keys do nothing for a watcher');
+
+  // Resigning takes a confirmation, then ends it for both.
+  await mover.getByRole('button', { name: 'Resign' }).click();
+  await mover.getByRole('button', { name: 'Yes, resign' }).click();
+  await mover.locator('.result-title', { hasText: 'You lost by resignation' }).waitFor();
+  const other = mover === alice ? bob : alice;
+  await other.locator('.result-title', { hasText: 'You won by resignation!' }).waitFor();
+  await watcher.locator('.result-title', { hasText: 'won by resignation' }).waitFor();
+
+  for (const page of [alice, bob, watcher]) assert.deepEqual(page.errors, []);
+  await Promise.all([alice, bob, watcher].map((p) => p.context().close()));
+});
+
+test('a declined challenge and a withdrawn one leave both lists live', async () => {
+  const alice = await newPage(browser, server);
+  const bob = await newPage(browser, server);
+  const aliceAddress = await openLoggedIn(alice);
+  const bobAddress = await openLoggedIn(bob);
+  await bob.goto('/online');
+  await challenge(alice, bobAddress, 'sos');
+  const sent = alice.locator('.challenge-row');
+  await sent.waitFor();
+  assert.match(await sent.innerText(), /^To 0x[0-9a-f]{4}…[0-9a-f]{4}\s+SOS · free · you start · expires in \d+:\d\d/);
+  // Bob declines: Alice hears of it and her list empties, without a reload.
+  await bob.locator('.challenge-row').getByRole('button', { name: 'Decline' }).click();
+  await bob.locator('.challenge-row').waitFor({ state: 'detached' });
+  await alice.locator('.toast', { hasText: 'Your challenge was declined.' }).waitFor();
+  await sent.waitFor({ state: 'detached' });
+  // A free challenge can be withdrawn at once; Bob's list empties live.
+  await challenge(alice, bobAddress);
+  await bob.locator('.challenge-row').waitFor();
+  await alice.locator('.challenge-row').getByRole('button', { name: 'Withdraw' }).click();
+  await bob.locator('.challenge-row').waitFor({ state: 'detached' });
+  await alice.locator('.challenge-row').waitFor({ state: 'detached' });
+  // Elsewhere in the app, an incoming challenge shows a toast and a badge on Online.
+  await bob.goto('/leaderboard');
+  await challenge(alice, bobAddress);
+  await bob.locator('.toast', { hasText: /challenges you to Tic-tac-toe/ }).waitFor();
+  assert.equal(await bob.locator('[data-nav="online"] .badge').innerText(), '1');
+  await bob.locator('.toast').getByRole('button', { name: 'Answer' }).click();
+  await bob.waitForURL(/\/online$/);
+  await bob.locator('.challenge-row', { hasText: aliceAddress.slice(-4) }).waitFor();
+  for (const page of [alice, bob]) assert.deepEqual(page.errors, []);
+  await Promise.all([alice, bob].map((p) => p.context().close()));
+});
+
+test('API errors are shown in plain words, never as JSON', async () => {
+  const page = await newPage(browser, server);
+  const address = await openLoggedIn(page);
+  await page.goto('/online');
+  // Challenging yourself: the engine's message.
+  await page.locator('#challenge-opponent').fill(address);
+  await page.getByRole('button', { name: 'Send challenge' }).click();
+  const error = page.locator('form[aria-labelledby="challenge-title"] .inline-error');
+  await error.waitFor();
+  const text = await error.innerText();
+  assert.ok(!/[{}"]/.test(text), `plain words: ${text}`);
+  assert.match(text, /^[A-Z].*\.$/);
+  // A stake beyond the balance.
+  await page.locator('#challenge-opponent').fill(`0x${'ab'.repeat(32)}`);
+  await page.locator('#challenge-stake').fill('5');
+  await page.getByRole('button', { name: 'Send challenge' }).click();
+  await page.waitForFunction((before) => document.querySelector('form[aria-labelledby="challenge-title"] .inline-error')?.textContent !== before, text);
+  const funds = await error.innerText();
+  assert.ok(!/[{}"]/.test(funds), `plain words: ${funds}`);
+  assert.match(funds, /balance|afford|enough|funds/i);
+  // Not an address at all: said before anything is sent.
+  await page.locator('#challenge-opponent').fill('bob');
+  await page.getByRole('button', { name: 'Send challenge' }).click();
+  await page.waitForFunction(() => /0x followed by 64/.test(document.querySelector('form[aria-labelledby="challenge-title"] .inline-error')?.textContent ?? ''));
+  // A missing match: the page says so in words.
+  await page.goto('/match/999');
+  await page.locator('.inline-error').waitFor();
+  assert.match(await page.locator('.inline-error').innerText(), /^[A-Z][^{}]*$/);
+  await page.context().close();
+});
