@@ -1,0 +1,7 @@
+//! Prints the Solidity interface the SDK generates from the contract: what
+//! `cargo stylus export-abi` runs, and `cargo run -p tictactoe --features export-abi` locally.
+//! `tests/interface.rs` checks that `I*.sol` declares the same functions and errors.
+
+fn main() {
+    stylus_sdk::abi::export::print_from_args::<tictactoe::TicTacToeContract>();
+}
