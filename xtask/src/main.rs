@@ -20,7 +20,7 @@ fn main() -> ExitCode {
         "contracts" => contracts(),
         "help" | "--help" | "-h" => {
             println!(
-                "usage: cargo xtask test    run every check (fmt, clippy, no_std, tests, web, vectors, fuzz)"
+                "usage: cargo xtask test    run every check (fmt, clippy, no_std, tests, web, vectors, contracts, fuzz)"
             );
             println!("       TRIAD_SOAK=1 cargo xtask test    the same with long fuzz runs");
             println!(
@@ -417,6 +417,7 @@ fn test() -> Result<(), String> {
     step("doc tests", "cargo", &["test", "--workspace", "--doc"])?;
     web()?;
     sui_vectors()?;
+    contracts()?;
     fuzz(if soak { 600 } else { 20 })?;
     println!(
         "\nall checks passed in {:.0} s",
