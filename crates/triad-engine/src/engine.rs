@@ -14,7 +14,7 @@ use crate::{
     EventKind, IdempotencyKey, Ledger, Level, Match, MatchId, MatchResult, Origin, Phase,
     PlayerStats, Seat, StartChoice, Transfer, TransferReason,
     config::{RematchStart, share},
-    matches::DeadlineKind,
+    matches::{Deadline, DeadlineKind},
     stats::rate,
 };
 
@@ -296,10 +296,17 @@ impl Engine {
     #[must_use]
     pub fn next_deadline_ms(&self) -> Option<u64> {
         self.live_matches()
-            .filter_map(|m| m.deadline(&self.config))
-            .filter(|d| d.kind != DeadlineKind::Timeout || self.config.automatic_timeouts)
+            .filter_map(|m| self.clock_deadline(m))
             .map(|d| d.at_ms)
             .min()
+    }
+
+    /// The deadline the clock's `Tick` enforces on a match: every kind but the move
+    /// timeout, which only fires by itself with `automatic_timeouts` (otherwise the last
+    /// mover claims it).
+    fn clock_deadline(&self, m: &Match) -> Option<Deadline> {
+        m.deadline(&self.config)
+            .filter(|d| d.kind != DeadlineKind::Timeout || self.config.automatic_timeouts)
     }
 
     /// Checks every invariant of the state, in O(state): money is conserved and no account
@@ -611,7 +618,11 @@ impl Engine {
     }
 
     fn decline(&mut self, actor: Address, id: MatchId, b: &mut Batch) -> Result<(), EngineError> {
-        self.open_challenge(actor, id)?;
+        let (_, challenge) = self.open_challenge(actor, id)?;
+        // Past its expiry the challenge is ending by itself (and refunding the challenger).
+        if b.now >= challenge.expires_at_ms {
+            return Err(EngineError::ChallengeExpired);
+        }
         self.emit(b, EventKind::ChallengeDeclined { match_id: id });
         self.finish(b, id, EndReason::Declined, None, CellSet::EMPTY);
         Ok(())
@@ -748,6 +759,11 @@ impl Engine {
         }
         if seq > expected {
             return Err(EngineError::SeqAhead { expected });
+        }
+        // A deadline that has passed but not yet been ticked still binds: the tick that is
+        // due would end this match, so a late move may not change the outcome.
+        if self.clock_deadline(m).is_some_and(|d| b.now >= d.at_ms) {
+            return Err(EngineError::ClockRanOut);
         }
         let checked = m.position.check(player, cell, mark)?;
         self.place(b, id, checked);
@@ -1017,10 +1033,8 @@ impl Engine {
         let due: Vec<(MatchId, DeadlineKind)> = self
             .live_matches()
             .filter_map(|m| {
-                let d = m.deadline(&self.config)?;
-                let fires = b.now >= d.at_ms
-                    && (d.kind != DeadlineKind::Timeout || self.config.automatic_timeouts);
-                fires.then_some((m.id, d.kind))
+                let d = self.clock_deadline(m)?;
+                (b.now >= d.at_ms).then_some((m.id, d.kind))
             })
             .collect();
         for (id, kind) in due {

@@ -92,6 +92,9 @@ pub enum EngineError {
     ZeroAddress,
     /// 126: a staked match cannot be aborted, only forfeited.
     StakedAbort,
+    /// 127: the match's clock ran out before this move; the clock's next tick ends it (by
+    /// timeout, or abort before the first move).
+    ClockRanOut,
 }
 
 impl From<MoveError> for EngineError {
@@ -102,7 +105,7 @@ impl From<MoveError> for EngineError {
 
 impl EngineError {
     /// One of each variant (with placeholder data), for tests and documentation.
-    pub const ALL: [EngineError; 33] = [
+    pub const ALL: [EngineError; 34] = [
         EngineError::Move(MoveError::GameOver),
         EngineError::Move(MoveError::InvalidPosition),
         EngineError::Move(MoveError::NotYourTurn),
@@ -141,6 +144,7 @@ impl EngineError {
         EngineError::OpponentCannotAfford,
         EngineError::ZeroAddress,
         EngineError::StakedAbort,
+        EngineError::ClockRanOut,
     ];
 
     /// The stable numeric code.
@@ -175,6 +179,7 @@ impl EngineError {
             EngineError::OpponentCannotAfford => 124,
             EngineError::ZeroAddress => 125,
             EngineError::StakedAbort => 126,
+            EngineError::ClockRanOut => 127,
         }
     }
 
@@ -210,6 +215,7 @@ impl EngineError {
             EngineError::OpponentCannotAfford => "opponent_cannot_afford",
             EngineError::ZeroAddress => "zero_address",
             EngineError::StakedAbort => "staked_abort",
+            EngineError::ClockRanOut => "clock_ran_out",
         }
     }
 }
@@ -300,6 +306,9 @@ impl fmt::Display for EngineError {
             }
             EngineError::StakedAbort => f.write_str(
                 "a staked match cannot be aborted; play it out or forfeit it",
+            ),
+            EngineError::ClockRanOut => f.write_str(
+                "the move clock ran out before this move; the match is ending by timeout, so start a new one",
             ),
         }
     }

@@ -240,9 +240,10 @@ code_tests! {
         let id = t.challenge(ALICE, BOB, TTT, 0, StartChoice::Challenger);
         t.at(CHALLENGE_TTL_MS);
         let before_tick = t.expect_err(BOB, Command::AcceptChallenge { match_id: id }, 109);
+        let decline = t.expect_err(BOB, Command::DeclineChallenge { match_id: id }, 109);
         t.ok(CAROL, Command::Tick);
         let after_tick = t.expect_err(BOB, Command::AcceptChallenge { match_id: id }, 109);
-        vec![before_tick, after_tick]
+        vec![before_tick, decline, after_tick]
     }
 
     110 code_110_deadline_not_reached {
@@ -410,5 +411,28 @@ code_tests! {
         let before_move = t.expect_err(BOB, Command::Abort { match_id: id }, 126);
         t.play_ttt(id, &[4]);
         vec![before_move, t.expect_err(ALICE, Command::Abort { match_id: id }, 126)]
+    }
+
+    127 code_127_clock_ran_out {
+        // With automatic timeouts the deadline binds before the clock's tick arrives.
+        let mut t = Table::with(|c| c.automatic_timeouts = true);
+        let id = t.queue_match(ALICE, BOB, TTT, 0);
+        t.play_ttt(id, &[4]);
+        t.advance(MOVE_TIMEOUT_MS);
+        let mv = t.move_cmd(id, 0, Mark::O);
+        let late = t.expect_err(BOB, mv, 127);
+        // Before the first move, the abort deadline binds whatever the setting.
+        let mut u = Table::new();
+        let ready = u.queue_match(ALICE, BOB, TTT, 0);
+        u.advance(MOVE_TIMEOUT_MS);
+        let mv = u.move_cmd(ready, 4, Mark::X);
+        let unstarted = u.expect_err(ALICE, mv, 127);
+        // Without automatic timeouts, a late move stands until the last mover claims.
+        let mut v = Table::new();
+        let id = v.queue_match(ALICE, BOB, TTT, 0);
+        v.play_ttt(id, &[4, 0]);
+        v.advance(MOVE_TIMEOUT_MS * 2);
+        v.play_ttt(id, &[8]);
+        vec![late, unstarted]
     }
 }
