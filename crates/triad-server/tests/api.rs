@@ -540,9 +540,20 @@ async fn a_rematch_is_offered_by_one_player_and_starts_when_the_other_accepts() 
         .await
         .expect_error(409, 118, "rematch_already_offered");
 
-    let r = server.post(&path).auth(&alice).send().await;
+    let accept = || {
+        server
+            .post(&path)
+            .auth(&alice)
+            .header("idempotency-key", "rematch-1")
+    };
+    let r = accept().send().await;
     let m = &r.expect(201)["match"];
     let new_id = m["id"].as_u64().unwrap();
+    // A repeat of the acceptance changes nothing and says so.
+    let again = accept().send().await;
+    let repeat = again.expect(200);
+    assert_eq!(repeat["duplicate"], true);
+    assert!(event_types(repeat).is_empty());
     assert_ne!(new_id, id);
     assert_eq!(m["origin"], "rematch");
     assert_eq!(m["rematch_of"], id);

@@ -478,7 +478,7 @@ pub async fn claim_timeout(
 
 /// Offer a rematch, or accept the opponent's offer.
 #[utoipa::path(post, path = "/api/matches/{id}/rematch", tag = "matches", params(("id" = u64, Path, description = "The ended match's id")),
-    responses((status = 201, body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
+    responses((status = 201, body = CommandResult), (status = 200, description = "A repeat of an earlier request", body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
 pub async fn rematch(
     State(state): State<AppState>,
     Authed(me): Authed,
@@ -502,8 +502,14 @@ pub async fn rematch(
         _ => None,
     });
     let match_ = state.match_view(started.unwrap_or(MatchId(id))).await?;
+    // A repeat (same idempotency key) changed nothing: 200, as for every other command.
+    let status = if receipt.events.is_empty() {
+        StatusCode::OK
+    } else {
+        StatusCode::CREATED
+    };
     Ok((
-        StatusCode::CREATED,
+        status,
         Json(CommandResult {
             match_,
             duplicate: receipt.duplicate.is_some(),
