@@ -64,10 +64,16 @@ impl StoreError {
         /// `ENOSPC` on Linux and the BSDs.
         const ENOSPC: i32 = 28;
         match self {
-            StoreError::Database(sqlx::Error::Database(e)) => e.code().is_some_and(|code| {
-                // SQLite reports extended codes; the primary code is the low byte.
-                code == "53100" || code.parse::<i32>().is_ok_and(|c| c & 0xff == 13)
-            }),
+            StoreError::Database(sqlx::Error::Database(e)) => {
+                let code = e.code();
+                if e.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some() {
+                    // SQLite reports extended codes; the primary code is the low byte.
+                    code.and_then(|c| c.parse::<i32>().ok())
+                        .is_some_and(|c| c & 0xff == 13)
+                } else {
+                    code.as_deref() == Some("53100")
+                }
+            }
             StoreError::Database(sqlx::Error::Io(e)) => e.raw_os_error() == Some(ENOSPC),
             _ => false,
         }

@@ -706,7 +706,7 @@ fn crash_torture() {
         |v| v.parse().expect("TRIAD_CRASH_SEED is a number"),
     );
     let rounds = setting("TRIAD_CRASH_ROUNDS", 3, 100);
-    let players = usize::try_from(setting("TRIAD_CRASH_PLAYERS", 80, 400)).unwrap();
+    let players = usize::try_from(setting("TRIAD_CRASH_PLAYERS", 80, 200)).unwrap();
     eprintln!(
         "crash torture: TRIAD_CRASH_SEED={seed} TRIAD_CRASH_ROUNDS={rounds} TRIAD_CRASH_PLAYERS={players}"
     );
@@ -872,7 +872,8 @@ fn full_disk() {
 
 async fn full_disk_run(cycles: u64) {
     let dir = tempfile::tempdir().unwrap();
-    let disk = Tmpfs::mount(&dir.path().join("disk"), 8 << 20);
+    // Room for the database to grow over the cycles (about 1 MiB each).
+    let disk = Tmpfs::mount(&dir.path().join("disk"), (8 + 2 * cycles) << 20);
     let owner_key = new_key();
     let db = disk.path.join("triad.db");
     let mut server = Server::start_on(dir.path(), &db, &owner_key.address_string(), &[], &[]).await;
