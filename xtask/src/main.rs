@@ -22,7 +22,10 @@ fn main() -> ExitCode {
             println!(
                 "usage: cargo xtask test    run every check (fmt, clippy, no_std, tests, web, vectors, contracts, fuzz)"
             );
-            println!("       TRIAD_SOAK=1 cargo xtask test    the same with long fuzz runs");
+            println!(
+                "       TRIAD_SOAK=1 cargo xtask test    the same with long fuzz runs and the long \
+                 reliability runs (RELIABILITY.md)"
+            );
             println!(
                 "       cargo xtask web     only the web app: its type check and the browser tests"
             );

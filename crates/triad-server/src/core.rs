@@ -68,6 +68,9 @@ pub enum CoreError {
     /// Its batch could not be stored; nothing of it was applied.
     #[error("storage unavailable: {0}")]
     Storage(String),
+    /// Its batch could not be stored because the disk is full; nothing of it was applied.
+    #[error("storage full: {0}")]
+    StorageFull(String),
     /// The server is shutting down.
     #[error("the server is shutting down")]
     ShuttingDown,
@@ -255,9 +258,13 @@ async fn run(
                     }
                 }
                 drop(guard);
-                let message = error.to_string();
+                let (full, message) = (error.is_full(), error.to_string());
                 for job in jobs.drain(..) {
-                    let _ = job.reply.send(Err(CoreError::Storage(message.clone())));
+                    let _ = job.reply.send(Err(if full {
+                        CoreError::StorageFull(message.clone())
+                    } else {
+                        CoreError::Storage(message.clone())
+                    }));
                 }
             }
         }

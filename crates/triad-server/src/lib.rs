@@ -59,6 +59,17 @@ fn prometheus() -> PrometheusHandle {
             let recorder = PrometheusBuilder::new().build_recorder();
             let handle = recorder.handle();
             let _ = metrics::set_global_recorder(recorder);
+            // Histogram samples pile up until drained: drain them every few seconds, so
+            // memory stays flat when nobody scrapes /metrics (RELIABILITY.md, load soak).
+            let upkeep = handle.clone();
+            let _ = std::thread::Builder::new()
+                .name("metrics-upkeep".to_owned())
+                .spawn(move || {
+                    loop {
+                        std::thread::sleep(std::time::Duration::from_secs(5));
+                        upkeep.run_upkeep();
+                    }
+                });
             handle
         })
         .clone()

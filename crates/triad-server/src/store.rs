@@ -12,6 +12,7 @@ use sqlx::{
     AnyPool, Row,
     any::{AnyConnectOptions, AnyPoolOptions},
     migrate::{Migrate, MigrateError, Migration, MigrationType, Migrator},
+    pool::PoolConnection,
 };
 use triad_engine::{Account, Address, Engine, Event, EventKind, Match, MatchId};
 
@@ -53,6 +54,31 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
         include_str!("../migrations/postgres/0002_agents.sql"),
     ),
 ];
+
+impl StoreError {
+    /// Whether the database refused for want of disk space (SQLite's `SQLITE_FULL`,
+    /// PostgreSQL's `disk_full`, or `ENOSPC` from the operating system): the client should
+    /// try again later, not at once.
+    #[must_use]
+    pub fn is_full(&self) -> bool {
+        /// `ENOSPC` on Linux and the BSDs.
+        const ENOSPC: i32 = 28;
+        match self {
+            StoreError::Database(sqlx::Error::Database(e)) => {
+                let code = e.code();
+                if e.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some() {
+                    // SQLite reports extended codes; the primary code is the low byte.
+                    code.and_then(|c| c.parse::<i32>().ok())
+                        .is_some_and(|c| c & 0xff == 13)
+                } else {
+                    code.as_deref() == Some("53100")
+                }
+            }
+            StoreError::Database(sqlx::Error::Io(e)) => e.raw_os_error() == Some(ENOSPC),
+            _ => false,
+        }
+    }
+}
 
 /// The latest schema version this binary writes.
 pub const SCHEMA_VERSION: i64 = 2;
@@ -277,7 +303,20 @@ impl Store {
     /// # Errors
     /// On a database failure; then nothing of the batch is stored.
     pub async fn commit(&self, commit: &Commit<'_>) -> Result<(), StoreError> {
-        let mut tx = self.pool.begin().await?;
+        let mut conn = self.pool.acquire().await?;
+        let result = Self::commit_on(&mut conn, commit).await;
+        if result.is_err() {
+            close_after_failed_write(&mut conn);
+        }
+        result
+    }
+
+    async fn commit_on(
+        conn: &mut PoolConnection<sqlx::Any>,
+        commit: &Commit<'_>,
+    ) -> Result<(), StoreError> {
+        use sqlx::Connection as _;
+        let mut tx = (**conn).begin().await?;
         for (event, topics) in &commit.events {
             let body =
                 serde_json::to_string(event).map_err(|e| StoreError::Corrupt(e.to_string()))?;
@@ -470,14 +509,19 @@ impl Store {
         created_ms: u64,
         expires_ms: u64,
     ) -> Result<(), StoreError> {
-        sqlx::query("INSERT INTO sessions (token_hash, address, public_key, created_ms, expires_ms) VALUES ($1, $2, $3, $4, $5)")
+        let mut conn = self.pool.acquire().await?;
+        let result = sqlx::query("INSERT INTO sessions (token_hash, address, public_key, created_ms, expires_ms) VALUES ($1, $2, $3, $4, $5)")
             .bind(token_hash)
             .bind(address.to_string())
             .bind(public_key)
             .bind(to_i64(created_ms))
             .bind(to_i64(expires_ms))
-            .execute(&self.pool)
-            .await?;
+            .execute(&mut *conn)
+            .await;
+        if result.is_err() {
+            close_after_failed_write(&mut conn);
+        }
+        result?;
         Ok(())
     }
 
@@ -505,11 +549,16 @@ impl Store {
     /// # Errors
     /// On a database failure.
     pub async fn delete_session(&self, token_hash: &str, now_ms: u64) -> Result<(), StoreError> {
-        sqlx::query("DELETE FROM sessions WHERE token_hash = $1 OR expires_ms < $2")
+        let mut conn = self.pool.acquire().await?;
+        let result = sqlx::query("DELETE FROM sessions WHERE token_hash = $1 OR expires_ms < $2")
             .bind(token_hash)
             .bind(to_i64(now_ms))
-            .execute(&self.pool)
-            .await?;
+            .execute(&mut *conn)
+            .await;
+        if result.is_err() {
+            close_after_failed_write(&mut conn);
+        }
+        result?;
         Ok(())
     }
 
@@ -527,6 +576,14 @@ impl Store {
         }
         self.pool.close().await;
     }
+}
+
+/// A connection whose write failed is closed instead of going back to the pool: SQLite can
+/// leave it holding the database's write lock (after `SQLITE_FULL`, say), which would stall
+/// every later writer until that connection happened to be used again (RELIABILITY.md,
+/// full disk).
+fn close_after_failed_write(conn: &mut PoolConnection<sqlx::Any>) {
+    conn.close_on_drop();
 }
 
 fn schema_error(e: MigrateError) -> StoreError {

@@ -75,6 +75,8 @@ pub enum Api {
     UnknownScheme,
     /// 217: the path exists, but not with this method.
     MethodNotAllowed,
+    /// 218: the server's disk is full; nothing was done.
+    StorageFull,
     /// 220: the `appId` is not one of Triad's apps (agents' relay).
     UnknownApp,
     /// 221: the action is not one of the app's.
@@ -108,7 +110,7 @@ pub enum Api {
 
 impl Api {
     /// Every API error.
-    pub const ALL: [Api; 32] = [
+    pub const ALL: [Api; 33] = [
         Api::BadRequest,
         Api::Unauthorized,
         Api::InvalidToken,
@@ -127,6 +129,7 @@ impl Api {
         Api::InvalidParameter,
         Api::UnknownScheme,
         Api::MethodNotAllowed,
+        Api::StorageFull,
         Api::UnknownApp,
         Api::UnknownAction,
         Api::InvalidPayload,
@@ -207,6 +210,12 @@ impl Api {
                 "storage_unavailable",
                 S::SERVICE_UNAVAILABLE,
                 "the database is unavailable and nothing was done; try again shortly",
+            ),
+            Api::StorageFull => (
+                218,
+                "storage_full",
+                S::SERVICE_UNAVAILABLE,
+                "the server's disk is full and nothing was done; try again later",
             ),
             Api::NotFound => (
                 210,
@@ -450,6 +459,7 @@ impl From<CoreError> for ApiError {
         match e {
             CoreError::Engine(e) => e.into(),
             CoreError::Storage(_) => ApiError::new(Api::StorageUnavailable).retry_after(1),
+            CoreError::StorageFull(_) => ApiError::new(Api::StorageFull).retry_after(5),
             CoreError::ShuttingDown => ApiError::new(Api::ShuttingDown).retry_after(1),
         }
     }
@@ -458,6 +468,9 @@ impl From<CoreError> for ApiError {
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         tracing::error!(error = %e, "storage error");
+        if e.is_full() {
+            return ApiError::new(Api::StorageFull).retry_after(5);
+        }
         ApiError::new(Api::StorageUnavailable).retry_after(1)
     }
 }

@@ -37,6 +37,11 @@ pub(crate) fn new_key() -> KeyFile {
 /// for bursts from one address, and nothing from the environment.
 /// An empty `owner` passes no `--owner`.
 pub(crate) fn serve_command(dir: &Path, owner: &str, extra: &[String]) -> Command {
+    serve_command_on(dir, &dir.join("triad.db"), owner, extra)
+}
+
+/// [`serve_command`] with the database at `db` (another filesystem, say).
+pub(crate) fn serve_command_on(dir: &Path, db: &Path, owner: &str, extra: &[String]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_triad"));
     for (name, _) in std::env::vars_os() {
         if name.to_string_lossy().starts_with("TRIAD_") {
@@ -47,7 +52,7 @@ pub(crate) fn serve_command(dir: &Path, owner: &str, extra: &[String]) -> Comman
         .arg("--addr")
         .arg("127.0.0.1:0")
         .arg("--database")
-        .arg(dir.join("triad.db"))
+        .arg(db)
         .args(["--dev-clock", "true"])
         .args(["--rate-per-ip", "1000000", "--rate-per-address", "1000000"])
         .args(["--rate-burst", "1000000"])
@@ -98,6 +103,7 @@ pub(crate) async fn run_to_exit(
 /// A running `triad serve`, killed on drop.
 pub(crate) struct Server {
     dir: PathBuf,
+    db: PathBuf,
     owner: String,
     extra: Vec<String>,
     env: Vec<(String, String)>,
@@ -120,8 +126,20 @@ impl Server {
         extra: &[&str],
         env: &[(&str, &str)],
     ) -> Server {
+        Server::start_on(dir, &dir.join("triad.db"), owner, extra, env).await
+    }
+
+    /// Starts a server with its database at `db`; its logs stay in `dir`.
+    pub(crate) async fn start_on(
+        dir: &Path,
+        db: &Path,
+        owner: &str,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Server {
         let mut server = Server {
             dir: dir.to_owned(),
+            db: db.to_owned(),
             owner: owner.to_owned(),
             extra: extra.iter().map(|s| (*s).to_owned()).collect(),
             env: env
@@ -138,7 +156,7 @@ impl Server {
 
     /// The database file.
     pub(crate) fn db(&self) -> PathBuf {
-        self.dir.join("triad.db")
+        self.db.clone()
     }
 
     /// The process id of the current process.
@@ -151,7 +169,7 @@ impl Server {
         self.runs += 1;
         let log_path = self.dir.join(format!("server-{}.log", self.runs));
         let log = std::fs::File::create(&log_path).expect("a log file");
-        let mut cmd = serve_command(&self.dir, &self.owner, &self.extra);
+        let mut cmd = serve_command_on(&self.dir, &self.db, &self.owner, &self.extra);
         cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
         let mut child = cmd
             .stdout(Stdio::piped())
@@ -342,9 +360,24 @@ impl Api {
         token: Option<&str>,
         body: Option<&Value>,
     ) -> Result<Resp, reqwest::Error> {
+        self.try_send_keyed(method, path, token, body, None).await
+    }
+
+    /// [`Api::try_send`] with an `Idempotency-Key`.
+    pub(crate) async fn try_send_keyed(
+        &self,
+        method: Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<&Value>,
+        key: Option<&str>,
+    ) -> Result<Resp, reqwest::Error> {
         let mut request = self.http.request(method, format!("{}{path}", self.base));
         if let Some(token) = token {
             request = request.bearer_auth(token);
+        }
+        if let Some(key) = key {
+            request = request.header("idempotency-key", key);
         }
         if let Some(body) = body {
             request = request.json(body);
