@@ -102,13 +102,11 @@ async fn two_players_on_two_nodes_play_each_other_in_real_time() {
             // Bounded wait: the frame comes from the other node through NOTIFY (or the
             // one-second poll at worst).
             loop {
-                let frame = tokio::time::timeout(
-                    std::time::Duration::from_secs(5),
-                    reg.frames.recv(),
-                )
-                .await
-                .expect("a frame within 5 s")
-                .expect("the hub is open");
+                let frame =
+                    tokio::time::timeout(std::time::Duration::from_secs(5), reg.frames.recv())
+                        .await
+                        .expect("a frame within 5 s")
+                        .expect("the hub is open");
                 let v: Value = serde_json::from_str(frame.text.as_str()).unwrap();
                 if v["event"]["kind"]["type"] == "moved" {
                     assert_eq!(v["event"]["kind"]["seq"], seq);
@@ -177,14 +175,15 @@ async fn conflicting_commands_through_two_nodes_lose_no_update_and_pay_once() {
         let id = a.challenge_accepted(&alice, &bob, 100).await;
 
         // The same first move, twice, through both nodes at once: exactly one is taken.
-        let (r1, r2) = tokio::join!(
-            a.play(&alice, id, 1, 0, "X"),
-            b.play(&alice, id, 1, 4, "X")
-        );
+        let (r1, r2) = tokio::join!(a.play(&alice, id, 1, 0, "X"), b.play(&alice, id, 1, 4, "X"));
         let taken = [&r1, &r2].iter().filter(|r| r.status == 201).count();
         assert_eq!(taken, 1, "{} / {}", r1.text, r2.text);
         let first_cell = if r1.status == 201 { 0 } else { 4 };
-        let (o1, x2, o2) = if first_cell == 0 { (3, 1, 4) } else { (0, 2, 1) };
+        let (o1, x2, o2) = if first_cell == 0 {
+            (3, 1, 4)
+        } else {
+            (0, 2, 1)
+        };
         a.play(&bob, id, 2, o1, "O").await.expect(201);
         b.play(&alice, id, 3, x2, "X").await.expect(201);
         a.play(&bob, id, 4, o2, "O").await.expect(201);
@@ -193,7 +192,9 @@ async fn conflicting_commands_through_two_nodes_lose_no_update_and_pay_once() {
         // X's winning move on A races O's forfeit on B: one ends the match, once.
         let (win, forfeit) = tokio::join!(
             a.play(&alice, id, 5, winning, "X"),
-            b.post(&format!("/api/matches/{id}/forfeit")).auth(&bob).send()
+            b.post(&format!("/api/matches/{id}/forfeit"))
+                .auth(&bob)
+                .send()
         );
         assert_eq!(
             [win.status.as_u16(), forfeit.status.as_u16()]
@@ -274,7 +275,12 @@ async fn a_deadline_fires_exactly_once_across_the_cluster() {
 async fn a_token_from_one_node_works_on_another_and_a_logout_ends_it_everywhere() {
     let (nodes, _url) = cluster(2).await;
     let alice = nodes[0].login(&key(1)).await;
-    nodes[1].get("/api/me").auth(&alice).send().await.expect(200);
+    nodes[1]
+        .get("/api/me")
+        .auth(&alice)
+        .send()
+        .await
+        .expect(200);
     nodes[0]
         .post("/api/auth/logout")
         .auth(&alice)
