@@ -155,7 +155,7 @@ struct AgentGame {
 }
 
 /// The key of the PostgreSQL advisory lock that orders agents' messages across nodes.
-const APPS_LOCK: i64 = 0x74_72_69_61_64_01;
+const APPS_LOCK: i64 = 0x7472_6961_6401;
 
 fn to_i64(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)

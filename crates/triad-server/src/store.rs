@@ -98,7 +98,7 @@ pub struct Store {
 
 /// The key of the PostgreSQL advisory lock that serialises every command batch of a
 /// cluster (any constant works; this one spells "triad" in ASCII).
-const CLUSTER_LOCK: i64 = 0x74_72_69_61_64;
+const CLUSTER_LOCK: i64 = 0x0074_7269_6164;
 
 /// The PostgreSQL channel on which a node announces committed events (payload: the last
 /// sequence number, a hint only).
