@@ -442,9 +442,9 @@ fn test() -> Result<(), String> {
 
 /// The server's test suites that run a second time on PostgreSQL (`TRIAD_TEST_BACKEND`),
 /// and the binary's tests that drive several nodes on it.
+/// `--workspace`, not `-p`: the same features as the first run, so nothing is rebuilt.
 const POSTGRES_SUITES: &[&str] = &[
-    "-p",
-    "triad-server",
+    "--workspace",
     "--test",
     "api",
     "--test",
@@ -493,12 +493,9 @@ fn pg(args: &[String]) -> Result<(), String> {
             "cargo",
             &[
                 "test",
-                "-p",
-                "triad-server",
+                "--workspace",
                 "--test",
                 "cluster",
-                "-p",
-                "triad",
                 "--test",
                 "server_cluster",
             ],
