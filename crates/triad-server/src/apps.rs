@@ -55,6 +55,8 @@ pub struct Relay {
     /// (with PostgreSQL, ids from a sequence could otherwise commit out of order), and a
     /// WebSocket, which skips ids it has passed, never skips one that comes late.
     writer: tokio::sync::Mutex<()>,
+    /// This node's name in the `triad_apps` notifications, so it skips its own.
+    node: std::sync::OnceLock<String>,
 }
 
 impl Relay {
@@ -62,6 +64,15 @@ impl Relay {
         self.waiters
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// This node's random name (several nodes may share a PostgreSQL database).
+    pub fn node_id(&self) -> &str {
+        self.node.get_or_init(|| {
+            let mut bytes = [0u8; 8];
+            let _ = rand::TryRng::try_fill_bytes(&mut rand::rngs::SysRng, &mut bytes);
+            hex::encode(bytes)
+        })
     }
 
     /// A receiver that changes when `address` gets a message. Subscribe before reading the
@@ -142,6 +153,9 @@ struct AgentGame {
     game_id: Option<GameId>,
     proposer: Address,
 }
+
+/// The key of the PostgreSQL advisory lock that orders agents' messages across nodes.
+const APPS_LOCK: i64 = 0x7472_6961_6401;
 
 fn to_i64(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
@@ -633,6 +647,15 @@ async fn store_message(
     let signed_json = signed.map(|s| serde_json::to_string(s).unwrap_or_default());
     let _in_order = state.apps.writer.lock().await;
     let now = state.core.clock().now_ms();
+    let mut tx = state.store.pool().begin().await.map_err(storage)?;
+    if state.store.is_shared() {
+        // Across nodes too, ids commit in order: one writer of messages at a time.
+        sqlx::query("SELECT pg_advisory_xact_lock($1)")
+            .bind(APPS_LOCK)
+            .execute(&mut *tx)
+            .await
+            .map_err(storage)?;
+    }
     let inserted = sqlx::query(
         "INSERT INTO agent_messages \
          (recipient, sender, app_id, action, payload, signed, match_id, dedupe_key, created_ms) \
@@ -647,11 +670,20 @@ async fn store_message(
     .bind(to_i64(match_id.0))
     .bind(&key)
     .bind(to_i64(now))
-    .fetch_optional(state.store.pool())
+    .fetch_optional(&mut *tx)
     .await
     .map_err(storage)?;
     if let Some(row) = inserted {
         let id = to_u64(row.try_get::<i64, _>(0).map_err(storage)?);
+        if state.store.is_shared() {
+            sqlx::query("SELECT pg_notify($1, $2)")
+                .bind(crate::cluster::APPS_CHANNEL)
+                .bind(format!("{} {to} {id}", state.apps.node_id()))
+                .execute(&mut *tx)
+                .await
+                .map_err(storage)?;
+        }
+        tx.commit().await.map_err(storage)?;
         let item = InboxMessage {
             id,
             from: from.to_string(),
@@ -668,6 +700,7 @@ async fn store_message(
             .increment(1);
         return Ok((id, false));
     }
+    tx.rollback().await.map_err(storage)?;
     let row = sqlx::query("SELECT id FROM agent_messages WHERE dedupe_key = $1")
         .bind(&key)
         .fetch_one(state.store.pool())
@@ -694,7 +727,8 @@ fn frame(topic: &str, item: &InboxMessage) -> String {
         .to_string()
 }
 
-fn publish(state: &AppState, to: Address, item: &InboxMessage) {
+/// Delivers a stored message to this node's subscribers of the recipient's inbox.
+pub(crate) fn publish(state: &AppState, to: Address, item: &InboxMessage) {
     let topic = topic(to);
     state
         .hub

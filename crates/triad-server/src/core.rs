@@ -7,6 +7,17 @@
 //! the database, and every command of the batch gets a "storage unavailable" error: nothing
 //! unacknowledged survives, nothing acknowledged is lost.
 //!
+//! On PostgreSQL several nodes may share one database: the database, not a process, is then
+//! the one writer. Each node's engine is a cache of the event log. A batch first takes the
+//! cluster-wide advisory lock (`pg_advisory_xact_lock`, held by its transaction until it
+//! commits or its connection dies), applies the events other nodes committed since this
+//! node last looked, executes, writes, sends `NOTIFY triad_events` and commits. So every
+//! command of the cluster runs against the latest state, one batch at a time: a deadline
+//! fires once, two queued players are paired once, a conflicting command is refused, never
+//! lost. Between batches, a node follows the log on each notification (and every second in
+//! case one was missed) and before every read, so a read sees every command that was
+//! acknowledged before it started, whichever node took it.
+//!
 //! The engine sits behind a read-write lock. Readers (queries) take it shared; the core
 //! holds it exclusively from executing a batch until its commit is done, so a reader never
 //! sees a state that is not yet durable.
@@ -86,6 +97,8 @@ struct Job {
 pub struct Core {
     jobs: mpsc::Sender<JobBox>,
     engine: Arc<RwLock<Engine>>,
+    store: Store,
+    hub: Hub,
     clock: Arc<Clock>,
     wake_ticker: Arc<Notify>,
     stopping: Arc<Notify>,
@@ -107,6 +120,63 @@ impl std::fmt::Debug for Job {
 /// The most commands in one batch.
 const MAX_BATCH: usize = 4096;
 
+/// The most events read at once while following the log.
+const CATCH_UP_PAGE: u32 = 10_000;
+
+/// Applies the events of `new` that follow the engine's last one, in order, stopping at a
+/// gap (an event not yet visible); returns the range of `new` it applied.
+fn apply_new(
+    engine: &mut Engine,
+    new: &[(triad_engine::Event, Vec<String>)],
+) -> Result<std::ops::Range<usize>, StoreError> {
+    let mut start = 0;
+    let mut end = 0;
+    for (i, (event, _)) in new.iter().enumerate() {
+        let next = engine.next_seq();
+        if event.seq < next {
+            start = i + 1;
+            end = i + 1;
+            continue;
+        }
+        if event.seq > next {
+            break;
+        }
+        let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| engine.apply(event)));
+        if ok.is_err() {
+            return Err(StoreError::Corrupt(format!(
+                "event {} does not follow from the log before it",
+                event.seq
+            )));
+        }
+        end = i + 1;
+    }
+    Ok(start..end)
+}
+
+/// Publishes events read from the log (as the node that committed them published them).
+fn publish_read(hub: &Hub, events: &[(triad_engine::Event, Vec<String>)]) {
+    let refs: Vec<(&triad_engine::Event, Vec<String>)> =
+        events.iter().map(|(e, t)| (e, t.clone())).collect();
+    hub.publish(&refs);
+}
+
+/// Rebuilds the engine from the database, retrying until it can.
+async fn reload(engine: &mut Engine, store: &Store) {
+    let config = engine.config().clone();
+    loop {
+        match store.load_engine(config.clone()).await {
+            Ok(rebuilt) => {
+                *engine = rebuilt;
+                return;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "cannot reload the engine; retrying in 1 s");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        }
+    }
+}
+
 impl Core {
     /// Starts the core task and the deadline ticker over a rebuilt engine.
     pub fn start(
@@ -121,6 +191,8 @@ impl Core {
         let core = Core {
             jobs: tx,
             engine: engine.clone(),
+            store: store.clone(),
+            hub: hub.clone(),
             clock: clock.clone(),
             wake_ticker: wake_ticker.clone(),
             stopping: Arc::new(Notify::new()),
@@ -164,9 +236,52 @@ impl Core {
         answer.await.map_err(|_| CoreError::ShuttingDown)?
     }
 
-    /// Reads the engine's committed state.
+    /// Reads the engine's committed state (on a shared database, after following the log
+    /// up to now).
     pub async fn read(&self) -> tokio::sync::RwLockReadGuard<'_, Engine> {
+        if let Err(error) = self.catch_up().await {
+            tracing::warn!(%error, "could not follow the event log; reading the local state");
+        }
         self.engine.read().await
+    }
+
+    /// Whether other nodes may write to the database (PostgreSQL).
+    #[must_use]
+    pub fn is_shared(&self) -> bool {
+        self.store.is_shared()
+    }
+
+    /// On a shared database: applies the events other nodes committed since this node last
+    /// looked, and publishes them to this node's subscribers. Does nothing on SQLite.
+    ///
+    /// # Errors
+    /// On a database failure, or a log the engine cannot follow (then the engine is rebuilt).
+    pub async fn catch_up(&self) -> Result<(), StoreError> {
+        if !self.store.is_shared() {
+            return Ok(());
+        }
+        loop {
+            let after = self.engine.read().await.next_seq() - 1;
+            let new = self.store.new_events(after, CATCH_UP_PAGE).await?;
+            if new.is_empty() {
+                return Ok(());
+            }
+            let mut guard = self.engine.write().await;
+            match apply_new(&mut guard, &new) {
+                Ok(range) if range.is_empty() => {}
+                Ok(range) => {
+                    publish_read(&self.hub, &new[range]);
+                    self.wake_ticker.notify_one();
+                }
+                Err(error) => {
+                    reload(&mut guard, &self.store).await;
+                    return Err(error);
+                }
+            }
+            if new.len() < CATCH_UP_PAGE as usize {
+                return Ok(());
+            }
+        }
     }
 
     /// Stops taking commands: the core finishes what it has and ends once every handle is
@@ -198,7 +313,68 @@ async fn run(
                 Err(_) => break,
             }
         }
+        // On a shared database: the cluster lock first (so local readers are not held up
+        // while it is awaited), then the events other nodes committed before it.
+        let mut tx = None;
+        if store.is_shared() {
+            match store.begin_serialised().await {
+                Ok(t) => tx = Some(t),
+                Err(error) => {
+                    tracing::error!(%error, "cannot take the cluster lock");
+                    metrics::counter!("triad_commit_failures_total").increment(1);
+                    let message = error.to_string();
+                    for job in jobs.drain(..) {
+                        let _ = job.reply.send(Err(CoreError::Storage(message.clone())));
+                    }
+                    continue;
+                }
+            }
+        }
         let mut guard = engine.write().await;
+        if let Some(t) = tx.as_mut() {
+            let mut caught_up = Ok(());
+            loop {
+                let after = guard.next_seq() - 1;
+                let new = match Store::events_after(t, after, CATCH_UP_PAGE).await {
+                    Ok(new) => new,
+                    Err(e) => {
+                        caught_up = Err(e);
+                        break;
+                    }
+                };
+                if new.is_empty() {
+                    break;
+                }
+                match apply_new(&mut guard, &new) {
+                    Ok(range) if range.end == new.len() => publish_read(&hub, &new[range]),
+                    // Under the lock every committed event is visible: a gap is corruption.
+                    Ok(_) => {
+                        caught_up = Err(StoreError::Corrupt(format!(
+                            "the event log has a gap after event {}",
+                            guard.next_seq() - 1
+                        )));
+                        break;
+                    }
+                    Err(e) => {
+                        caught_up = Err(e);
+                        break;
+                    }
+                }
+            }
+            if let Err(error) = caught_up {
+                tracing::error!(%error, "cannot follow the event log; rebuilding the engine");
+                if let Some(t) = tx.take() {
+                    let _ = t.rollback().await;
+                }
+                reload(&mut guard, &store).await;
+                drop(guard);
+                let message = error.to_string();
+                for job in jobs.drain(..) {
+                    let _ = job.reply.send(Err(CoreError::Storage(message.clone())));
+                }
+                continue;
+            }
+        }
         let results: Vec<Result<Receipt, EngineError>> = jobs
             .iter()
             .map(|job| guard.execute(&job.envelope))
@@ -223,10 +399,19 @@ async fn run(
                 events: published.clone(),
             };
             let started = Instant::now();
-            outcome = store.commit(&commit).await;
+            outcome = match tx.take() {
+                Some(t) => store.commit_in(t, &commit).await,
+                None => store.commit(&commit).await,
+            };
             metrics::histogram!("triad_commit_seconds").record(started.elapsed().as_secs_f64());
             metrics::histogram!("triad_commit_batch_commands").record(jobs.len() as f64);
             metrics::histogram!("triad_commit_batch_events").record(published.len() as f64);
+        }
+        // Nothing to write: end the transaction, which lets go of the cluster lock.
+        if let Some(t) = tx.take()
+            && let Err(error) = t.rollback().await
+        {
+            tracing::warn!(%error, "could not end an empty transaction");
         }
         match outcome {
             Ok(()) => {
@@ -243,20 +428,8 @@ async fn run(
                 tracing::error!(%error, commands = jobs.len(), "commit failed; rebuilding the engine from the database");
                 metrics::counter!("triad_commit_failures_total").increment(1);
                 drop(published);
-                let config = guard.config().clone();
                 // The batch is in memory but not on disk: go back to what is on disk.
-                loop {
-                    match store.load_engine(config.clone()).await {
-                        Ok(rebuilt) => {
-                            *guard = rebuilt;
-                            break;
-                        }
-                        Err(e) => {
-                            tracing::error!(error = %e, "cannot reload the engine; retrying in 1 s");
-                            tokio::time::sleep(Duration::from_secs(1)).await;
-                        }
-                    }
-                }
+                reload(&mut guard, &store).await;
                 drop(guard);
                 let (full, message) = (error.is_full(), error.to_string());
                 for job in jobs.drain(..) {

@@ -14,6 +14,7 @@
 
 pub mod api;
 pub mod apps;
+pub mod cluster;
 pub mod config;
 pub mod core;
 pub mod hub;
@@ -137,6 +138,9 @@ pub async fn start(settings: Settings) -> Result<Running, ServeError> {
         openapi: Arc::new(openapi),
         apps: Arc::default(),
     };
+    if state.store.is_shared() {
+        tokio::spawn(cluster::follow(state.clone()));
+    }
     let limits = state.limits.clone();
     tokio::spawn(async move {
         loop {

@@ -119,7 +119,19 @@ pub struct Commit<'a> {
 pub struct Store {
     pool: AnyPool,
     backend: Backend,
+    url: std::sync::Arc<str>,
 }
+
+/// The key of the PostgreSQL advisory lock that serialises every command batch of a
+/// cluster (any constant works; this one spells "triad" in ASCII).
+const CLUSTER_LOCK: i64 = 0x0074_7269_6164;
+
+/// The PostgreSQL channel on which a node announces committed events (payload: the last
+/// sequence number, a hint only).
+pub const EVENTS_CHANNEL: &str = "triad_events";
+
+/// A transaction that holds the cluster-wide command lock (PostgreSQL) until it ends.
+pub type Tx = sqlx::Transaction<'static, sqlx::Any>;
 
 fn to_i64(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
@@ -167,7 +179,11 @@ impl Store {
             })
             .connect_with(options)
             .await?;
-        let store = Store { pool, backend };
+        let store = Store {
+            pool,
+            backend,
+            url: url.into(),
+        };
         store.migrate().await?;
         Ok(store)
     }
@@ -176,6 +192,92 @@ impl Store {
     #[must_use]
     pub fn backend(&self) -> Backend {
         self.backend
+    }
+
+    /// Whether several nodes may share this database (PostgreSQL): commands then take the
+    /// cluster lock and every node follows the event log.
+    #[must_use]
+    pub fn is_shared(&self) -> bool {
+        self.backend == Backend::Postgres
+    }
+
+    /// The database URL (for a PostgreSQL listener).
+    #[must_use]
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Begins a transaction; on PostgreSQL it first takes the cluster-wide command lock,
+    /// which it holds until it commits or rolls back (also if the connection dies).
+    ///
+    /// # Errors
+    /// On a database failure.
+    pub async fn begin_serialised(&self) -> Result<Tx, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        if self.is_shared() {
+            sqlx::query("SELECT pg_advisory_xact_lock($1)")
+                .bind(CLUSTER_LOCK)
+                .execute(&mut *tx)
+                .await?;
+        }
+        Ok(tx)
+    }
+
+    /// The events after `after`, with the topics each was published on, oldest first, at
+    /// most `limit`, read through `conn` (inside a transaction).
+    ///
+    /// # Errors
+    /// On a database failure or a row that does not decode.
+    pub async fn events_after(
+        conn: &mut sqlx::AnyConnection,
+        after: u64,
+        limit: u32,
+    ) -> Result<Vec<(Event, Vec<String>)>, StoreError> {
+        let rows = sqlx::query("SELECT seq, body FROM events WHERE seq > $1 ORDER BY seq LIMIT $2")
+            .bind(to_i64(after))
+            .bind(i64::from(limit))
+            .fetch_all(&mut *conn)
+            .await?;
+        let Some(last) = rows.last() else {
+            return Ok(Vec::new());
+        };
+        let last: i64 = last.try_get(0)?;
+        let mut out = Vec::with_capacity(rows.len());
+        for row in rows {
+            let seq: i64 = row.try_get(0)?;
+            let body: String = row.try_get(1)?;
+            let event: Event = serde_json::from_str(&body)
+                .map_err(|e| StoreError::Corrupt(format!("event {seq}: {e}")))?;
+            out.push((event, Vec::new()));
+        }
+        let topics = sqlx::query(
+            "SELECT seq, topic FROM event_topics WHERE seq > $1 AND seq <= $2 ORDER BY seq, topic",
+        )
+        .bind(to_i64(after))
+        .bind(last)
+        .fetch_all(&mut *conn)
+        .await?;
+        for row in topics {
+            let seq = to_u64(row.try_get(0)?);
+            let topic: String = row.try_get(1)?;
+            if let Ok(i) = out.binary_search_by_key(&seq, |(e, _)| e.seq) {
+                out[i].1.push(topic);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The events after `after` (see [`Store::events_after`]), read outside any transaction.
+    ///
+    /// # Errors
+    /// On a database failure or a row that does not decode.
+    pub async fn new_events(
+        &self,
+        after: u64,
+        limit: u32,
+    ) -> Result<Vec<(Event, Vec<String>)>, StoreError> {
+        let mut conn = self.pool.acquire().await?;
+        Self::events_after(&mut conn, after, limit).await
     }
 
     /// The connection pool, for modules that keep tables of their own (the agents' relay).
@@ -304,19 +406,42 @@ impl Store {
     /// On a database failure; then nothing of the batch is stored.
     pub async fn commit(&self, commit: &Commit<'_>) -> Result<(), StoreError> {
         let mut conn = self.pool.acquire().await?;
-        let result = Self::commit_on(&mut conn, commit).await;
+        let result = async {
+            use sqlx::Connection as _;
+            let mut tx = (*conn).begin().await?;
+            Self::write(&mut tx, commit).await?;
+            tx.commit().await?;
+            Ok(())
+        }
+        .await;
         if result.is_err() {
             close_after_failed_write(&mut conn);
         }
         result
     }
 
-    async fn commit_on(
-        conn: &mut PoolConnection<sqlx::Any>,
+    /// Commits one batch in `tx` (which holds the cluster lock) and, on PostgreSQL,
+    /// announces it to the other nodes; the announcement is delivered at commit.
+    ///
+    /// # Errors
+    /// On a database failure; then nothing of the batch is stored.
+    pub async fn commit_in(&self, mut tx: Tx, commit: &Commit<'_>) -> Result<(), StoreError> {
+        Self::write(&mut tx, commit).await?;
+        if let (true, Some((last, _))) = (self.is_shared(), commit.events.last()) {
+            sqlx::query("SELECT pg_notify($1, $2)")
+                .bind(EVENTS_CHANNEL)
+                .bind(last.seq.to_string())
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn write(
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
         commit: &Commit<'_>,
     ) -> Result<(), StoreError> {
-        use sqlx::Connection as _;
-        let mut tx = (**conn).begin().await?;
         for (event, topics) in &commit.events {
             let body =
                 serde_json::to_string(event).map_err(|e| StoreError::Corrupt(e.to_string()))?;
@@ -328,13 +453,13 @@ impl Store {
             .bind(event.match_id().map(|m| to_i64(m.0)))
             .bind(kind_name(&event.kind))
             .bind(body)
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await?;
             for topic in topics {
                 sqlx::query("INSERT INTO event_topics (topic, seq) VALUES ($1, $2)")
                     .bind(topic.as_str())
                     .bind(to_i64(event.seq))
-                    .execute(&mut *tx)
+                    .execute(&mut **tx)
                     .await?;
             }
             if let EventKind::Transferred { match_id, transfer } = &event.kind {
@@ -348,7 +473,7 @@ impl Store {
                         .bind(format!("{sign}{}", transfer.amount))
                         .bind(serde_plain(&transfer.reason))
                         .bind(match_id.map(|m| to_i64(m.0)))
-                        .execute(&mut *tx)
+                        .execute(&mut **tx)
                         .await?;
                     }
                 }
@@ -371,7 +496,7 @@ impl Store {
             .bind(to_i64(m.created_ms))
             .bind(to_i64(m.result.map_or(m.last_activity_ms, |r| r.ended_ms)))
             .bind(body)
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await?;
             for address in m
                 .participants()
@@ -381,11 +506,10 @@ impl Store {
                 sqlx::query("INSERT INTO match_players (address, match_id) VALUES ($1, $2) ON CONFLICT DO NOTHING")
                     .bind(address.to_string())
                     .bind(to_i64(m.id.0))
-                    .execute(&mut *tx)
+                    .execute(&mut **tx)
                     .await?;
             }
         }
-        tx.commit().await?;
         Ok(())
     }
 

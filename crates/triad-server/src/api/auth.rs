@@ -236,13 +236,20 @@ pub(crate) async fn authenticate(state: &AppState, token: &str) -> Result<Addres
     }
     let hash = token_hash(token);
     let now = state.core.clock().now_ms();
-    let cached = state
-        .auth
-        .sessions
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .get(&hash)
-        .copied();
+    // With several nodes on one database, a logout on one must end the session on all:
+    // no cache then, the database answers every time.
+    let shared = state.store.is_shared();
+    let cached = if shared {
+        None
+    } else {
+        state
+            .auth
+            .sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&hash)
+            .copied()
+    };
     let (address, expires) = match cached {
         Some(found) => found,
         None => {
@@ -251,12 +258,14 @@ pub(crate) async fn authenticate(state: &AppState, token: &str) -> Result<Addres
                 .session(&hash)
                 .await?
                 .ok_or_else(|| ApiError::new(Api::InvalidToken))?;
-            state
-                .auth
-                .sessions
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .insert(hash, found);
+            if !shared {
+                state
+                    .auth
+                    .sessions
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .insert(hash, found);
+            }
             found
         }
     };

@@ -1,5 +1,6 @@
 //! The shared harness of the server's tests: a server on a fresh SQLite file in a temporary
-//! directory with the dev clock on, driven in-process through the router with `oneshot`;
+//! directory (or, with `TRIAD_TEST_BACKEND=postgres`, a fresh PostgreSQL database of its
+//! own on the server `TRIAD_TEST_POSTGRES` names) with the dev clock on, driven in-process through the router with `oneshot`;
 //! logged-in users from deterministic keys; JSON requests and error-shape checks.
 
 #![allow(dead_code, unreachable_pub)]
@@ -227,12 +228,88 @@ pub struct Server {
     next_seed: AtomicU8,
 }
 
+/// Whether the tests run on PostgreSQL (`TRIAD_TEST_BACKEND=postgres`) rather than SQLite.
+#[must_use]
+pub fn on_postgres() -> bool {
+    match std::env::var("TRIAD_TEST_BACKEND").as_deref() {
+        Ok("postgres") => true,
+        Ok("sqlite") | Err(_) => false,
+        Ok(other) => panic!("TRIAD_TEST_BACKEND={other:?}: use sqlite or postgres"),
+    }
+}
+
+/// The PostgreSQL server the tests use, as a URL without a database name. Fails loudly
+/// when it is not set: these tests never skip.
+#[must_use]
+pub fn postgres_base() -> String {
+    std::env::var("TRIAD_TEST_POSTGRES")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .map(|v| v.trim_end_matches('/').to_owned())
+        .unwrap_or_else(|| {
+            panic!(
+                "TRIAD_TEST_POSTGRES is not set: these tests need a PostgreSQL server. Run them with                  `cargo xtask test` or `cargo xtask pg -- cargo test …`, which start one (or use the                  one at 127.0.0.1:5432) and set it"
+            )
+        })
+}
+
+/// A fresh, empty PostgreSQL database of its own: its URL. Named with
+/// `TRIAD_TEST_DB_PREFIX` (so that `cargo xtask` drops what a run created).
+pub async fn fresh_postgres_database() -> String {
+    use sqlx::Connection as _;
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let base = postgres_base();
+    let prefix = std::env::var("TRIAD_TEST_DB_PREFIX").unwrap_or_else(|_| "triad_t".into());
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    let name = format!(
+        "{prefix}_{}_{}_{nanos}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::SeqCst)
+    );
+    let mut admin = sqlx::PgConnection::connect(&format!("{base}/postgres"))
+        .await
+        .unwrap_or_else(|e| panic!("cannot connect to the PostgreSQL server at {base}: {e}"));
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    format!("{base}/{name}")
+}
+
+/// The database of a test directory: `t.db` in it, or on PostgreSQL the database whose URL
+/// is kept in its `postgres-url` file (made on first use, so a restart finds it again).
+#[must_use]
+pub fn database_of(dir: &std::path::Path) -> String {
+    if !on_postgres() {
+        return dir.join("t.db").display().to_string();
+    }
+    let file = dir.join("postgres-url");
+    if let Ok(url) = std::fs::read_to_string(&file) {
+        return url;
+    }
+    // Made on a thread of its own: this may be called inside the test's runtime.
+    let url = std::thread::spawn(|| {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(fresh_postgres_database())
+    })
+    .join()
+    .expect("a fresh PostgreSQL database");
+    std::fs::write(&file, &url).unwrap();
+    url
+}
+
 /// The settings every test server starts from: a database in `dir`, the dev clock, the
 /// owner's key, and rate limits too high to matter (all requests come from one IP).
 #[must_use]
 pub fn base_args(dir: &std::path::Path) -> ServeArgs {
     ServeArgs {
-        database: Some(dir.join("t.db").display().to_string()),
+        database: Some(database_of(dir)),
         dev_clock: Some(true),
         owner: Some(address(&key(OWNER_SEED))),
         domain: Some(DOMAIN.to_owned()),

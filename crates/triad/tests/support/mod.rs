@@ -48,12 +48,15 @@ pub(crate) fn serve_command_on(dir: &Path, db: &Path, owner: &str, extra: &[Stri
             cmd.env_remove(name);
         }
     }
-    cmd.arg("serve")
-        .arg("--addr")
-        .arg("127.0.0.1:0")
-        .arg("--database")
-        .arg(db)
-        .args(["--dev-clock", "true"])
+    cmd.arg("serve");
+    // The defaults, unless the test names its own (a fixed port, a PostgreSQL database).
+    if !extra.iter().any(|a| a == "--addr") {
+        cmd.args(["--addr", "127.0.0.1:0"]);
+    }
+    if !extra.iter().any(|a| a == "--database") {
+        cmd.arg("--database").arg(db);
+    }
+    cmd.args(["--dev-clock", "true"])
         .args(["--rate-per-ip", "1000000", "--rate-per-address", "1000000"])
         .args(["--rate-burst", "1000000"])
         .args(extra)
@@ -342,7 +345,7 @@ pub(crate) struct Api {
 }
 
 impl Api {
-    fn new(base: String) -> Api {
+    pub(crate) fn new(base: String) -> Api {
         let http = reqwest::Client::builder()
             .no_proxy()
             .timeout(WAIT)

@@ -1,0 +1,96 @@
+//! Several nodes on one PostgreSQL database: how a node hears what the others committed.
+//!
+//! Each node listens on two channels. `triad_events` says "the event log grew" (the payload,
+//! the last sequence number, is only a hint): the node reads the new events by sequence
+//! number, applies them to its engine and publishes them to its own WebSockets
+//! ([`Core::catch_up`](crate::core::Core::catch_up)). `triad_apps` says "an agents' message
+//! was stored" (`<node> <recipient> <id>`): the node reads it and delivers it to its own
+//! subscribers of that inbox. A notification can be missed (the listening connection drops,
+//! or the node is busy): so the node also follows the log every second, and again whenever
+//! its listener reconnects. Nothing is lost that way; a WebSocket client that reconnects
+//! also catches up from its last sequence number.
+
+use std::time::Duration;
+
+use sqlx::postgres::PgListener;
+use triad_engine::Address;
+
+use crate::{api::AppState, apps, store::EVENTS_CHANNEL};
+
+/// The channel on which a node announces an agents' message it stored.
+pub const APPS_CHANNEL: &str = "triad_apps";
+
+/// How often a node follows the log without being told to.
+const POLL: Duration = Duration::from_secs(1);
+
+/// Follows the other nodes until the server stops. Only for a shared database.
+pub async fn follow(state: AppState) {
+    loop {
+        if state.hub.is_closing() {
+            return;
+        }
+        let mut listener = match connect(state.store.url()).await {
+            Ok(l) => l,
+            Err(error) => {
+                tracing::warn!(%error, "cannot listen for the other nodes; retrying in 1 s");
+                tokio::time::sleep(POLL).await;
+                continue;
+            }
+        };
+        loop {
+            if state.hub.is_closing() {
+                return;
+            }
+            if let Err(error) = state.core.catch_up().await {
+                tracing::warn!(%error, "could not follow the event log");
+            }
+            match tokio::time::timeout(POLL, listener.try_recv()).await {
+                // The poll interval passed.
+                Err(_) => {}
+                Ok(Ok(Some(first))) => {
+                    let mut next = Some(first);
+                    while let Some(n) = next {
+                        if n.channel() == APPS_CHANNEL {
+                            deliver(&state, n.payload()).await;
+                        }
+                        next = listener.next_buffered();
+                    }
+                }
+                // The connection dropped and will be made again: look at the log now.
+                Ok(Ok(None)) => {}
+                Ok(Err(error)) => {
+                    tracing::warn!(%error, "lost the listener connection; reconnecting");
+                    break;
+                }
+            }
+        }
+    }
+}
+
+async fn connect(url: &str) -> Result<PgListener, sqlx::Error> {
+    let mut listener = PgListener::connect(url).await?;
+    listener.listen_all([EVENTS_CHANNEL, APPS_CHANNEL]).await?;
+    Ok(listener)
+}
+
+/// Delivers another node's agents' message to this node's subscribers.
+async fn deliver(state: &AppState, payload: &str) {
+    let mut parts = payload.split(' ');
+    let (Some(node), Some(to), Some(id)) = (parts.next(), parts.next(), parts.next()) else {
+        return;
+    };
+    if node == state.apps.node_id() {
+        return;
+    }
+    let (Ok(to), Ok(id)) = (to.parse::<Address>(), id.parse::<u64>()) else {
+        return;
+    };
+    match apps::inbox(state, to, id.saturating_sub(1), 1).await {
+        Ok(items) => {
+            for item in items.iter().filter(|i| i.id == id) {
+                apps::publish(state, to, item);
+            }
+        }
+        Err(error) => tracing::warn!(?error, "could not read another node's agents' message"),
+    }
+}

@@ -1,0 +1,330 @@
+//! Several nodes on one PostgreSQL database (always PostgreSQL, whatever
+//! `TRIAD_TEST_BACKEND` says; `TRIAD_TEST_POSTGRES` must name a server). Each node is a
+//! whole server in this process, with its own engine, hub and core, sharing only the
+//! database, as separate `triad serve` processes do. Commands race through different nodes
+//! for real (`tokio::join!` on a multi-threaded runtime).
+
+mod common;
+
+use common::{Server, User, base_args, fresh_postgres_database, key};
+use serde_json::{Value, json};
+use triad_server::store::{SCHEMA_VERSION, Store, StoreError};
+
+/// `n` nodes on one fresh database.
+async fn cluster(n: usize) -> (Vec<Server>, String) {
+    let url = fresh_postgres_database().await;
+    let mut nodes = Vec::new();
+    for _ in 0..n {
+        let dir = tempfile::tempdir().unwrap();
+        let mut args = base_args(dir.path());
+        args.database = Some(url.clone());
+        nodes.push(Server::start_in(dir, args).await);
+    }
+    (nodes, url)
+}
+
+/// The engine of every node passes its audit, and so does one rebuilt from the log alone;
+/// every node agrees with the log on every balance.
+async fn audit(nodes: &[Server], url: &str, users: &[&User]) {
+    let config = nodes[0].state().core.read().await.config().clone();
+    let store = Store::open(url).await.unwrap();
+    let rebuilt = store.load_engine(config).await.expect("the log replays");
+    rebuilt.audit().unwrap();
+    for node in nodes {
+        let engine = node.state().core.read().await;
+        engine.audit().unwrap();
+        assert_eq!(engine.next_seq(), rebuilt.next_seq());
+        for user in users {
+            let address = user.address.parse().unwrap();
+            assert_eq!(engine.balance(address), rebuilt.balance(address));
+        }
+    }
+    store.close().await;
+}
+
+fn kinds(events: &Value) -> Vec<String> {
+    events["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"]["type"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+async fn match_events(node: &Server, id: u64) -> Value {
+    node.get(&format!("/api/matches/{id}/events?limit=500"))
+        .send()
+        .await
+        .expect(200)
+        .clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_players_on_two_nodes_play_each_other_in_real_time() {
+    let (nodes, url) = cluster(2).await;
+    let (a, b) = (&nodes[0], &nodes[1]);
+    let alice = a.login(&key(1)).await;
+    let bob = b.login(&key(2)).await;
+    a.deposit(&alice, 1_000).await;
+    b.deposit(&bob, 1_000).await;
+
+    // The challenge is made on A and accepted on B.
+    let r = a
+        .post("/api/challenges")
+        .auth(&alice)
+        .json(&json!({"opponent": bob.address, "game": "tic-tac-toe", "stake": 100}))
+        .send()
+        .await;
+    let id = r.expect(201)["match"]["id"].as_u64().unwrap();
+    b.post(&format!("/api/challenges/{id}/accept"))
+        .auth(&bob)
+        .send()
+        .await
+        .expect(201);
+
+    // Each node's subscribers of the match hear every move, whichever node took it.
+    let hubs = [a, b].map(|n| {
+        let reg = n.state().hub.register(64);
+        n.state().hub.subscribe(reg.id, &format!("match:{id}"));
+        reg
+    });
+    let mut hubs = hubs;
+    let moves = [
+        (a, &alice, 1, 0, "X"),
+        (b, &bob, 2, 3, "O"),
+        (a, &alice, 3, 1, "X"),
+        (b, &bob, 4, 4, "O"),
+        (a, &alice, 5, 2, "X"),
+    ];
+    for (node, who, seq, cell, mark) in moves {
+        node.play(who, id, seq, cell, mark).await.expect(201);
+        for reg in &mut hubs {
+            // Bounded wait: the frame comes from the other node through NOTIFY (or the
+            // one-second poll at worst).
+            loop {
+                let frame =
+                    tokio::time::timeout(std::time::Duration::from_secs(5), reg.frames.recv())
+                        .await
+                        .expect("a frame within 5 s")
+                        .expect("the hub is open");
+                let v: Value = serde_json::from_str(frame.text.as_str()).unwrap();
+                if v["event"]["kind"]["type"] == "moved" {
+                    assert_eq!(v["event"]["kind"]["seq"], seq);
+                    break;
+                }
+            }
+        }
+    }
+    // Both nodes see the end and the payout (1800 of a 200 pot to the winner).
+    for node in [a, b] {
+        assert_eq!(node.match_(id).await["phase"], "finished");
+        assert_eq!(node.balance(&alice).await, 900 + 180);
+        assert_eq!(node.balance(&bob).await, 900);
+    }
+    audit(&nodes, &url, &[&alice, &bob]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn players_who_queue_on_different_nodes_are_matched_exactly_once() {
+    let (nodes, url) = cluster(2).await;
+    let (a, b) = (&nodes[0], &nodes[1]);
+    let mut users = Vec::new();
+    for round in 0..10u8 {
+        let p = a.login(&key(1 + 2 * round)).await;
+        let q = b.login(&key(2 + 2 * round)).await;
+        a.deposit(&p, 500).await;
+        a.deposit(&q, 500).await;
+        let body = json!({"game": "tic-tac-toe", "stake": 100});
+        let (rp, rq) = tokio::join!(
+            a.post("/api/queue").auth(&p).json(&body).send(),
+            b.post("/api/queue").auth(&q).json(&body).send(),
+        );
+        let (mp, mq) = (&rp.expect(201)["match"], &rq.expect(201)["match"]);
+        // One waited and the other found it: one match, both seated, started once.
+        assert_eq!(mp["id"], mq["id"], "round {round}: {mp} / {mq}");
+        let id = mp["id"].as_u64().unwrap();
+        let events = kinds(&match_events(a, id).await);
+        assert_eq!(
+            events.iter().filter(|k| *k == "game_started").count(),
+            1,
+            "{events:?}"
+        );
+        for node in [a, b] {
+            let m = node.match_(id).await;
+            assert_eq!(m["players"].as_array().unwrap().len(), 2, "{m}");
+            assert_eq!(node.balance(&p).await, 400);
+            assert_eq!(node.balance(&q).await, 400);
+        }
+        users.push(p);
+        users.push(q);
+    }
+    let refs: Vec<&User> = users.iter().collect();
+    audit(&nodes, &url, &refs).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn conflicting_commands_through_two_nodes_lose_no_update_and_pay_once() {
+    let (nodes, url) = cluster(2).await;
+    let (a, b) = (&nodes[0], &nodes[1]);
+    let mut users = Vec::new();
+    for round in 0..8u8 {
+        let alice = a.login(&key(1 + 2 * round)).await;
+        let bob = a.login(&key(2 + 2 * round)).await;
+        a.deposit(&alice, 1_000).await;
+        a.deposit(&bob, 1_000).await;
+        let id = a.challenge_accepted(&alice, &bob, 100).await;
+
+        // The same first move, twice, through both nodes at once: exactly one is taken.
+        let (r1, r2) = tokio::join!(a.play(&alice, id, 1, 0, "X"), b.play(&alice, id, 1, 4, "X"));
+        let taken = [&r1, &r2].iter().filter(|r| r.status == 201).count();
+        assert_eq!(taken, 1, "{} / {}", r1.text, r2.text);
+        let first_cell = if r1.status == 201 { 0 } else { 4 };
+        let (o1, x2, o2) = if first_cell == 0 {
+            (3, 1, 4)
+        } else {
+            (0, 2, 1)
+        };
+        a.play(&bob, id, 2, o1, "O").await.expect(201);
+        b.play(&alice, id, 3, x2, "X").await.expect(201);
+        a.play(&bob, id, 4, o2, "O").await.expect(201);
+        let winning = if first_cell == 0 { 2 } else { 6 };
+
+        // X's winning move on A races O's forfeit on B: one ends the match, once.
+        let (win, forfeit) = tokio::join!(
+            a.play(&alice, id, 5, winning, "X"),
+            b.post(&format!("/api/matches/{id}/forfeit"))
+                .auth(&bob)
+                .send()
+        );
+        assert_eq!(
+            [win.status.as_u16(), forfeit.status.as_u16()]
+                .iter()
+                .filter(|s| **s == 201)
+                .count(),
+            1,
+            "{} / {}",
+            win.text,
+            forfeit.text
+        );
+        let events = kinds(&match_events(b, id).await);
+        assert_eq!(
+            events.iter().filter(|k| *k == "game_ended").count(),
+            1,
+            "{events:?}"
+        );
+        // Either way alice won: 900 + 180 (a forfeit pays as a win).
+        for node in [a, b] {
+            let total = node.balance(&alice).await + node.balance(&bob).await;
+            assert_eq!(node.balance(&bob).await, 900, "round {round}");
+            assert_eq!(total, 900 + 180 + 900, "round {round}");
+        }
+        users.push(alice);
+        users.push(bob);
+    }
+    let refs: Vec<&User> = users.iter().collect();
+    audit(&nodes, &url, &refs).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_deadline_fires_exactly_once_across_the_cluster() {
+    let (nodes, url) = cluster(3).await;
+    let bob = nodes[1].login(&key(1)).await;
+    let mut ids = Vec::new();
+    let mut challengers = Vec::new();
+    for i in 0..5u8 {
+        let node = &nodes[usize::from(i) % 3];
+        let alice = node.login(&key(10 + i)).await;
+        node.deposit(&alice, 1_000).await;
+        let r = node
+            .post("/api/challenges")
+            .auth(&alice)
+            .json(&json!({"opponent": bob.address, "game": "sos", "stake": 100}))
+            .send()
+            .await;
+        ids.push(r.expect(201)["match"]["id"].as_u64().unwrap());
+        assert_eq!(nodes[2].balance(&alice).await, 900);
+        challengers.push(alice);
+    }
+    // Every node's clock passes the challenges' expiry; every node's ticker wakes.
+    let (_, _, _) = tokio::join!(
+        nodes[0].advance(600_001),
+        nodes[1].advance(600_001),
+        nodes[2].advance(600_001)
+    );
+    for node in &nodes {
+        for alice in &challengers {
+            common::eventually("the challenges expire everywhere", || async {
+                node.balance(alice).await == 1_000
+            })
+            .await;
+        }
+    }
+    for id in ids {
+        let events = kinds(&match_events(&nodes[1], id).await);
+        let expired = events.iter().filter(|k| *k == "challenge_expired").count();
+        let refunds = events.iter().filter(|k| *k == "transferred").count();
+        // One escrow of the stake, one refund, one expiry.
+        assert_eq!((expired, refunds), (1, 2), "{events:?}");
+    }
+    let mut everyone: Vec<&User> = challengers.iter().collect();
+    everyone.push(&bob);
+    audit(&nodes, &url, &everyone).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_from_one_node_works_on_another_and_a_logout_ends_it_everywhere() {
+    let (nodes, _url) = cluster(2).await;
+    let alice = nodes[0].login(&key(1)).await;
+    nodes[1]
+        .get("/api/me")
+        .auth(&alice)
+        .send()
+        .await
+        .expect(200);
+    nodes[0]
+        .post("/api/auth/logout")
+        .auth(&alice)
+        .send()
+        .await
+        .expect(204);
+    nodes[1]
+        .get("/api/me")
+        .auth(&alice)
+        .send()
+        .await
+        .expect_error(401, 202, "invalid_token");
+}
+
+#[tokio::test]
+async fn postgres_migrations_are_versioned_as_on_sqlite_and_a_newer_schema_is_refused() {
+    use sqlx::{Connection as _, Row as _};
+    let url = fresh_postgres_database().await;
+    Store::open(&url).await.unwrap().close().await;
+    // Opening again applies nothing twice.
+    Store::open(&url).await.unwrap().close().await;
+    let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
+    let versions: Vec<i64> = sqlx::query("SELECT version FROM _sqlx_migrations ORDER BY version")
+        .fetch_all(&mut conn)
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(versions, (1..=SCHEMA_VERSION).collect::<Vec<_>>());
+    sqlx::query(
+        "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) \
+         VALUES ($1, 'from the future', TRUE, '\\x00', 0)",
+    )
+    .bind(SCHEMA_VERSION + 1)
+    .execute(&mut conn)
+    .await
+    .unwrap();
+    conn.close().await.unwrap();
+    let error = Store::open(&url)
+        .await
+        .expect_err("a newer schema is refused");
+    let StoreError::Schema(message) = &error else {
+        panic!("expected a schema error, got {error:?}");
+    };
+    assert!(message.contains("newer version of Triad"), "{message}");
+}

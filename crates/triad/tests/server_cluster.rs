@@ -1,0 +1,263 @@
+//! Three `triad serve` processes on one PostgreSQL database (`TRIAD_TEST_POSTGRES`; run
+//! through `cargo xtask test` or `cargo xtask pg`). Players spread over the three nodes
+//! play many games at once, each sending to its own node; one node is killed with SIGKILL
+//! in the middle and restarted; its players go on through another node meanwhile. After
+//! the games, every balance, stat and match is audited against the rules on every node,
+//! and the engine rebuilt from the log alone passes its own audit.
+
+mod support;
+
+use std::{
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::Duration,
+};
+
+use serde_json::json;
+use support::{
+    Api, E, Mv, Player, SOS_ALL_O, SOS_DIAGONAL, Server, TTT_SLOW_WIN, TTT_TOP_ROW, kind, new_key,
+    nth, share,
+};
+
+const NODES: usize = 3;
+const PAIRS: usize = 24;
+const STAKE: u64 = E;
+const D: u64 = 100 * E;
+
+fn postgres_base() -> String {
+    std::env::var("TRIAD_TEST_POSTGRES")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .map(|v| v.trim_end_matches('/').to_owned())
+        .unwrap_or_else(|| {
+            panic!(
+                "TRIAD_TEST_POSTGRES is not set: this test needs a PostgreSQL server. Run it with \
+                 `cargo xtask test` or `cargo xtask pg`, which start one and set it"
+            )
+        })
+}
+
+async fn fresh_database() -> String {
+    use sqlx::Connection as _;
+    let base = postgres_base();
+    let prefix = std::env::var("TRIAD_TEST_DB_PREFIX").unwrap_or_else(|_| "triad_t".into());
+    let name = format!("{prefix}_cluster_{}", std::process::id());
+    let mut admin = sqlx::PgConnection::connect(&format!("{base}/postgres"))
+        .await
+        .unwrap_or_else(|e| panic!("cannot connect to PostgreSQL at {base}: {e}"));
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    format!("{base}/{name}")
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The scripts the pairs play in turn, and who wins each: `Some(0)` the first player,
+/// `None` a draw.
+type Script = &'static [(u8, &'static str)];
+
+const SCRIPTS: [(Script, &str, Option<usize>); 4] = [
+    (&TTT_TOP_ROW, "tic-tac-toe", Some(0)),
+    (&TTT_SLOW_WIN, "tic-tac-toe", Some(0)),
+    (&SOS_DIAGONAL, "sos", Some(0)),
+    (&SOS_ALL_O, "sos", None),
+];
+
+/// Sends a move through the player's node, going to the next node whenever one does not
+/// answer; a retried move that had been taken before its answer was lost is found on the
+/// board. Returns the node it used last.
+async fn play_move(
+    apis: &[Api],
+    mut node: usize,
+    p: &Player,
+    id: u64,
+    m: Mv,
+    failovers: &AtomicUsize,
+) -> usize {
+    for _ in 0..200 {
+        let api = &apis[node];
+        let sent = api
+            .try_send(
+                reqwest::Method::POST,
+                &format!("/api/matches/{id}/moves"),
+                Some(&p.token),
+                Some(&json!({ "seq": m.seq, "cell": m.cell, "mark": m.mark })),
+            )
+            .await;
+        match sent {
+            Ok(r) if r.status == 201 => return node,
+            Ok(r) if r.status == 503 => {}
+            Ok(r) => {
+                // Taken before, through a node that died before it answered?
+                let now = api.match_(id).await;
+                let on_board = now["moves"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|mv| mv["seq"].as_u64() == Some(u64::from(m.seq)));
+                assert!(on_board, "move {m:?} of match {id} refused: {:?}", r.body);
+                return node;
+            }
+            // No answer: this node is down; the player reconnects to the next one.
+            Err(_) => {
+                failovers.fetch_add(1, Ordering::SeqCst);
+                node = (node + 1) % apis.len();
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("move {m:?} of match {id} never went through");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_nodes_survive_a_sigkill_mid_game_and_the_audit_holds() {
+    let url = fresh_database().await;
+    let owner_key = new_key();
+    let owner_address = owner_key.address_string();
+    let ports: Vec<u16> = (0..NODES).map(|_| free_port()).collect();
+    let dirs: Vec<tempfile::TempDir> = (0..NODES).map(|_| tempfile::tempdir().unwrap()).collect();
+    let mut servers = Vec::new();
+    for (dir, port) in dirs.iter().zip(&ports) {
+        let addr = format!("127.0.0.1:{port}");
+        servers.push(
+            Server::start(
+                dir.path(),
+                &owner_address,
+                &["--addr", &addr, "--database", &url, "--seed", "11"],
+            )
+            .await,
+        );
+    }
+    let apis: Vec<Api> = servers.iter().map(|s| s.api.clone()).collect();
+    let owner = apis[0].login(&owner_key).await;
+
+    // Each pair: the first player on node i, the second on node i + 1.
+    let mut players = Vec::new();
+    let mut games = Vec::new();
+    for pair in 0..PAIRS {
+        let (na, nb) = (pair % NODES, (pair + 1) % NODES);
+        let a = apis[na].login(&new_key()).await;
+        let b = apis[nb].login(&new_key()).await;
+        apis[nb].deposit(&owner, &a, D).await.ok();
+        apis[na].deposit(&owner, &b, D).await.ok();
+        let (script, game, winner) = SCRIPTS[pair % SCRIPTS.len()];
+        let id = apis[na].challenge_accepted(&a, &b, game, STAKE).await;
+        games.push((id, [na, nb], script, winner, pair));
+        players.push((a, b));
+    }
+
+    // Every game is played at once, each player through its own node.
+    let played = Arc::new(AtomicUsize::new(0));
+    let failovers = Arc::new(AtomicUsize::new(0));
+    let mut tasks = Vec::new();
+    for (pair, &(id, nodes, script, _, _)) in games.iter().enumerate() {
+        let (a, b) = players[pair].clone();
+        let apis = apis.clone();
+        let played = played.clone();
+        let failovers = failovers.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut nodes = nodes;
+            for n in 1..=u8::try_from(script.len()).unwrap() {
+                let side = usize::from(n % 2 == 0);
+                let who = if side == 0 { &a } else { &b };
+                nodes[side] =
+                    play_move(&apis, nodes[side], who, id, nth(script, n), &failovers).await;
+                played.fetch_add(1, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }));
+    }
+
+    // Kill node 1 in the middle of play, then bring it back on the same port.
+    let total: usize = games.iter().map(|g| g.2.len()).sum();
+    while played.load(Ordering::SeqCst) < total / 3 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    servers[1].kill9();
+    let at_kill = played.load(Ordering::SeqCst);
+    assert!(at_kill < total, "the kill came after every move");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    servers[1].restart().await;
+    for t in tasks {
+        t.await.expect("a game's task ends");
+    }
+    let failovers = failovers.load(Ordering::SeqCst);
+    assert!(failovers > 0, "no player had to go to another node");
+
+    // The audit, on every node: each match, each player's balance and stats, the money.
+    let mut reserve_expected = 0;
+    for &(id, _, script, winner, pair) in &games {
+        let (a, b) = &players[pair];
+        let pot = 2 * STAKE;
+        let (ea, eb) = match winner {
+            Some(_) => {
+                reserve_expected += pot - share(pot, 9_000);
+                (D - STAKE + share(pot, 9_000), D - STAKE)
+            }
+            None => {
+                reserve_expected += pot - 2 * share(STAKE, 9_000);
+                (
+                    D - STAKE + share(STAKE, 9_000),
+                    D - STAKE + share(STAKE, 9_000),
+                )
+            }
+        };
+        for api in &apis {
+            let m = api.match_(id).await;
+            assert_eq!(m["phase"], "finished", "match {id}: {m}");
+            assert_eq!(m["moves"].as_array().unwrap().len(), script.len());
+            let events = api.match_events(id).await;
+            let ends = events.iter().filter(|e| kind(e) == "game_ended").count();
+            let moves = events.iter().filter(|e| kind(e) == "moved").count();
+            assert_eq!((ends, moves), (1, script.len()), "match {id}");
+            assert_eq!(api.balance(a).await, ea, "match {id}");
+            assert_eq!(api.balance(b).await, eb, "match {id}");
+            let (sa, sb) = (api.stats(&a.address).await, api.stats(&b.address).await);
+            let wins = u64::from(winner.is_some());
+            assert_eq!(
+                (
+                    sa["games"].as_u64(),
+                    sa["wins"].as_u64(),
+                    sb["wins"].as_u64()
+                ),
+                (Some(1), Some(wins), Some(0))
+            );
+            assert_eq!(sb["draws"].as_u64(), Some(1 - wins));
+        }
+    }
+    for api in &apis {
+        let (reserve, deposited, withdrawn) = api.reserve(&owner).await;
+        assert_eq!(reserve, reserve_expected);
+        assert_eq!((deposited, withdrawn), (2 * D * PAIRS as u64, 0));
+    }
+
+    // The log alone rebuilds an engine that passes its audit and agrees with the nodes.
+    let store = triad_server::store::Store::open(&url).await.unwrap();
+    let mut config = triad_engine::Config::new(owner_address.parse().unwrap());
+    config.seed = 11;
+    let engine = store.load_engine(config).await.expect("the log replays");
+    engine.audit().unwrap();
+    for (a, b) in &players {
+        for p in [a, b] {
+            assert_eq!(
+                engine.balance(p.address.parse().unwrap()),
+                apis[2].balance(p).await
+            );
+        }
+    }
+    store.close().await;
+    println!(
+        "{PAIRS} games, {total} moves over {NODES} nodes; node 1 killed after {at_kill} moves; \
+         {failovers} requests went to another node"
+    );
+}
