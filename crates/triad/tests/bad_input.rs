@@ -50,7 +50,11 @@ impl Bystander {
             let mut n = 0u32;
             while !flag.load(Ordering::Relaxed) {
                 let started = Instant::now();
-                let path = if n.is_multiple_of(2) { "/api/me" } else { "/healthz" };
+                let path = if n.is_multiple_of(2) {
+                    "/api/me"
+                } else {
+                    "/healthz"
+                };
                 let r = tokio::time::timeout(
                     SERVED_WITHIN,
                     api.try_send(reqwest::Method::GET, path, Some(&token), None),
