@@ -19,6 +19,8 @@ fn main() -> ExitCode {
         "web" => web(),
         "contracts" => contracts(),
         "pg" => pg(&args[1..]),
+        "fuzz" => fuzz(if soak() { 600 } else { 20 }),
+        "api-fuzz" => api_schema_fuzz(soak()),
         "help" | "--help" | "-h" => {
             println!(
                 "usage: cargo xtask test    run every check (fmt, clippy, no_std, tests, web, vectors, contracts, fuzz)"
@@ -36,6 +38,10 @@ fn main() -> ExitCode {
             println!(
                 "       cargo xtask pg [-- CMD …]    run CMD (default: the PostgreSQL tests) with a PostgreSQL server in TRIAD_TEST_POSTGRES"
             );
+            println!("       cargo xtask fuzz    only the fuzz targets (TRIAD_SOAK=1: 600 s each)");
+            println!(
+                "       cargo xtask api-fuzz    only schemathesis against the OpenAPI document"
+            );
             Ok(())
         }
         other => Err(format!("unknown task {other:?}; try `cargo xtask help`")),
@@ -47,6 +53,11 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Whether `TRIAD_SOAK=1` asks for the long runs.
+fn soak() -> bool {
+    env::var("TRIAD_SOAK").is_ok_and(|v| v == "1")
 }
 
 fn root() -> PathBuf {
@@ -113,22 +124,49 @@ fn ensure_cargo_fuzz() -> Result<(), String> {
     )
 }
 
-/// The fuzz targets: (fuzz directory, target, seconds in the default run).
-const FUZZ_TARGETS: &[(&str, &str)] = &[
-    ("crates/triad-rules/fuzz", "parse_board"),
-    ("crates/triad-engine/fuzz", "commands"),
-    ("crates/triad-protocol/fuzz", "decode"),
+/// The fuzz targets, one for every decoder of outside input: (fuzz directory, target,
+/// whether the default run includes it). Each starts from its committed seed corpus,
+/// `<fuzz directory>/corpus/<target>`.
+const FUZZ_TARGETS: &[(&str, &str, bool)] = &[
+    // Board strings (seed 3's state strings and position numbers).
+    ("crates/triad-rules/fuzz", "parse_board", true),
+    // Engine commands, as the API makes them.
+    ("crates/triad-engine/fuzz", "commands", true),
+    // Agents' app messages (seed 4) and the game state machine.
+    ("crates/triad-protocol/fuzz", "decode", true),
+    // Agents' signed envelopes.
+    ("crates/triad-protocol/fuzz", "envelope", true),
+    // Login messages, keys, Ed25519 and Sui personal-message signatures.
+    ("crates/triad-identity/fuzz", "login", true),
+    // Every API request body, through the router on a real SQLite file. Its instrumented
+    // build is the whole server (several minutes on two cores), so only the long run has
+    // it; the default run fuzzes the same bodies over HTTP with schemathesis.
+    ("crates/triad-server/fuzz", "api_bodies", false),
 ];
 
+/// A run of every fuzz target for `seconds` each; an input that takes over 10 s is a hang
+/// and fails the run, as a panic does.
 fn fuzz(seconds: u64) -> Result<(), String> {
     ensure_cargo_fuzz()?;
     let scratch = std::env::temp_dir().join(format!("triad-fuzz-{}", std::process::id()));
-    for &(dir, target) in FUZZ_TARGETS {
+    let long = seconds >= 60;
+    for &(dir, target, in_default) in FUZZ_TARGETS {
+        if !in_default && !long {
+            println!("\n(fuzz {target}: only with TRIAD_SOAK=1)");
+            continue;
+        }
         // New inputs go to a scratch directory, so the run never changes the committed
         // seed corpus it starts from.
         let fresh = scratch.join(target);
         std::fs::create_dir_all(&fresh).map_err(|e| format!("{}: {e}", fresh.display()))?;
         let seeds = root().join(dir).join("corpus").join(target);
+        let has_seeds = std::fs::read_dir(&seeds).is_ok_and(|mut d| d.next().is_some());
+        if !has_seeds {
+            return Err(format!(
+                "{}: the seed corpus of {target} is missing or empty",
+                seeds.display()
+            ));
+        }
         let max_time = format!("-max_total_time={seconds}");
         step(
             &format!("fuzz {target} for {seconds} s"),
@@ -146,6 +184,8 @@ fn fuzz(seconds: u64) -> Result<(), String> {
                 &seeds.to_string_lossy(),
                 "--",
                 &max_time,
+                "-timeout=10",
+                "-rss_limit_mb=2048",
             ],
         )?;
     }
@@ -384,6 +424,161 @@ fn contracts() -> Result<(), String> {
     )
 }
 
+/// The schemathesis release the API is fuzzed with (from PyPI, in a venv under the target
+/// directory).
+const SCHEMATHESIS: &str = "4.32.5";
+
+/// Installs schemathesis in `<target>/schemathesis-venv` when it is missing; its `st`.
+fn ensure_schemathesis() -> Result<PathBuf, String> {
+    let venv = target_dir()?.join("schemathesis-venv");
+    let st = venv.join("bin").join("st");
+    let version = Command::new(&st).arg("--version").output();
+    if version.is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains(SCHEMATHESIS)) {
+        return Ok(st);
+    }
+    let venv_text = venv.to_string_lossy();
+    step(
+        "make a venv for schemathesis",
+        "python3",
+        &["-m", "venv", &venv_text],
+    )?;
+    let pip = venv.join("bin").join("pip");
+    step(
+        &format!("install schemathesis {SCHEMATHESIS}"),
+        &pip.to_string_lossy(),
+        &[
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            &format!("schemathesis=={SCHEMATHESIS}"),
+        ],
+    )?;
+    Ok(st)
+}
+
+/// A `triad serve` child, killed when dropped.
+struct ServeChild(std::process::Child);
+
+impl Drop for ServeChild {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The API fuzzed from its own OpenAPI document with schemathesis, against the real binary
+/// on 127.0.0.1, logged in (`triad login`) as the owner: no answer may be a 5xx, and every
+/// answer must match the document (status, content type, headers, body schema). The
+/// default run tries 25 cases per operation; `TRIAD_SOAK=1` tries 500.
+fn api_schema_fuzz(soak: bool) -> Result<(), String> {
+    use std::io::BufRead as _;
+    let st = ensure_schemathesis()?;
+    step(
+        "build triad for the API fuzzing",
+        "cargo",
+        &["build", "-p", "triad"],
+    )?;
+    let bin = target_dir()?.join("debug").join("triad");
+    let scratch = env::temp_dir().join(format!("triad-schemathesis-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
+    let key = scratch.join("key.json");
+    let key_text = key.to_string_lossy().into_owned();
+    let out = Command::new(&bin)
+        .args(["keygen", "--key-file", &key_text])
+        .output()
+        .map_err(|e| format!("triad keygen: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "triad keygen failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let owner = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let log = std::fs::File::create(scratch.join("server.log"))
+        .map_err(|e| format!("server.log: {e}"))?;
+    let mut child = Command::new(&bin)
+        .args(["serve", "--addr", "127.0.0.1:0", "--owner", &owner])
+        .arg("--database")
+        .arg(scratch.join("triad.db"))
+        .args(["--rate-per-ip", "1000000", "--rate-per-address", "1000000"])
+        .args(["--rate-burst", "1000000"])
+        .env("TRIAD_LOG", "warn")
+        .stdout(std::process::Stdio::piped())
+        .stderr(log)
+        .spawn()
+        .map_err(|e| format!("triad serve: {e}"))?;
+    let stdout = child.stdout.take().ok_or("triad serve: no stdout")?;
+    let server = ServeChild(child);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if let Some(addr) = line.strip_prefix("Triad is listening on ") {
+                let _ = tx.send(addr.trim().to_owned());
+            }
+        }
+    });
+    let base = rx
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .map_err(|_| "triad serve did not say where it listens within 30 s".to_owned())?;
+    let login = Command::new(&bin)
+        .args(["login", "--server", &base, "--key-file", &key_text])
+        .output()
+        .map_err(|e| format!("triad login: {e}"))?;
+    if !login.status.success() {
+        return Err(format!(
+            "triad login failed: {}",
+            String::from_utf8_lossy(&login.stderr)
+        ));
+    }
+    let token = String::from_utf8_lossy(&login.stdout).trim().to_owned();
+    let schema = format!("{base}/api/openapi.json");
+    let auth = format!("Authorization: Bearer {token}");
+    let examples = if soak { "500" } else { "25" };
+    let report = scratch.join("report");
+    let report_text = report.to_string_lossy();
+    let result = step(
+        &format!("schemathesis {SCHEMATHESIS} against the OpenAPI document"),
+        &st.to_string_lossy(),
+        &[
+            "run",
+            &schema,
+            "--checks",
+            "not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance",
+            "--header",
+            &auth,
+            // Logging out would end the session the rest of the run uses.
+            "--exclude-path",
+            "/api/auth/logout",
+            "--max-examples",
+            examples,
+            "--seed",
+            "20261121",
+            "--workers",
+            "2",
+            "--request-timeout",
+            "20",
+            "--suppress-health-check",
+            "all",
+            "--report",
+            "junit",
+            "--report-dir",
+            &report_text,
+        ],
+    );
+    drop(server);
+    if result.is_ok() {
+        let _ = std::fs::remove_dir_all(&scratch);
+    } else {
+        eprintln!(
+            "the server's log and schemathesis' report are in {}",
+            scratch.display()
+        );
+    }
+    result
+}
+
 fn test() -> Result<(), String> {
     let started = Instant::now();
     let shared = root().join("../shared");
@@ -393,7 +588,7 @@ fn test() -> Result<(), String> {
             shared.display()
         ));
     }
-    let soak = env::var("TRIAD_SOAK").is_ok_and(|v| v == "1");
+    let soak = soak();
     step("format", "cargo", &["fmt", "--all", "--check"])?;
     step(
         "clippy",
@@ -434,6 +629,7 @@ fn test() -> Result<(), String> {
     drop(pg);
     step("doc tests", "cargo", &["test", "--workspace", "--doc"])?;
     web()?;
+    api_schema_fuzz(soak)?;
     sui_vectors()?;
     contracts()?;
     fuzz(if soak { 600 } else { 20 })?;

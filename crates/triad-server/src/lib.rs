@@ -18,11 +18,11 @@ pub mod cluster;
 pub mod config;
 pub mod core;
 pub mod hub;
+pub mod listen;
 pub mod store;
 pub mod web;
 
 use std::{
-    net::SocketAddr,
     sync::{Arc, OnceLock, atomic::AtomicU64},
     time::Duration,
 };
@@ -216,11 +216,8 @@ pub async fn serve(mut settings: Settings) -> Result<(), ServeError> {
     println!("Triad is listening on http://{local}");
     let app = api::app(running.state.clone());
     let hub = running.state.hub.clone();
-    axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(async move {
+    let header_timeout = Duration::from_millis(running.state.settings.request_timeout_ms);
+    listen::run(listener, app, header_timeout, async move {
         stop.await;
         tracing::info!("shutting down: no new connections; closing WebSockets");
         hub.close_all();

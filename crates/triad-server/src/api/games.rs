@@ -368,7 +368,7 @@ pub async fn play_computer(
 
 /// A match's full state.
 #[utoipa::path(get, path = "/api/matches/{id}", tag = "matches", params(("id" = u64, Path, description = "Match id")),
-    responses((status = 200, body = MatchView), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = MatchView), (status = 404, body = ErrorBody), (status = "4XX", body = ErrorBody)))]
 pub async fn get_match(
     State(state): State<AppState>,
     Path(id): Path<u64>,
@@ -389,7 +389,7 @@ pub struct GameStateView {
 
 /// Seed 3's `getGameState()`: the board as a 9-character string.
 #[utoipa::path(get, path = "/api/matches/{id}/state", tag = "matches", params(("id" = u64, Path, description = "Match id")),
-    responses((status = 200, body = GameStateView), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = GameStateView), (status = 404, body = ErrorBody), (status = "4XX", body = ErrorBody)))]
 pub async fn game_state(
     State(state): State<AppState>,
     Path(id): Path<u64>,

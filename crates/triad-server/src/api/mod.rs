@@ -310,6 +310,7 @@ pub fn app(state: AppState) -> Router {
                 .layer(PropagateRequestIdLayer::x_request_id())
                 .layer(middleware::from_fn(record_metrics))
                 .layer(middleware::from_fn_with_state(state.clone(), limit_ip))
+                .layer(middleware::from_fn_with_state(state.clone(), declared_length))
                 .layer(middleware::from_fn(json_errors))
                 .layer(axum::error_handling::HandleErrorLayer::new(|e: tower::BoxError| async move {
                     if e.is::<tower::timeout::error::Elapsed>() {
@@ -360,6 +361,25 @@ async fn json_errors(request: Request, next: Next) -> Response {
         response.headers_mut().insert(header::ALLOW, allow.clone());
     }
     response
+}
+
+/// Refuses at once a body whose declared length is over the limit, rather than reading it
+/// up to the limit (or waiting, until the request times out, for bytes that never come).
+async fn declared_length(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    let limit = u64::try_from(state.settings.max_body_bytes).unwrap_or(u64::MAX);
+    if declared.is_some_and(|n| n > limit) {
+        return ApiError::with_message(
+            Api::PayloadTooLarge,
+            format!("the request body is too large: at most {limit} bytes"),
+        )
+        .into_response();
+    }
+    next.run(request).await
 }
 
 async fn limit_ip(State(state): State<AppState>, request: Request, next: Next) -> Response {

@@ -81,7 +81,7 @@ pub struct ClockView {
 
 /// Tests only (`--dev-clock`): move the server's clock forward. Answers 404 otherwise.
 #[utoipa::path(post, path = "/api/dev/clock", tag = "system", request_body = ClockRequest,
-    responses((status = 200, body = ClockView), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = ClockView), (status = 404, body = ErrorBody), (status = "4XX", body = ErrorBody)))]
 pub async fn dev_clock(
     State(state): State<AppState>,
     ApiJson(req): ApiJson<ClockRequest>,

@@ -118,6 +118,21 @@ async fn close(socket: &mut WebSocket, code: u16, reason: &'static str) {
         .await;
 }
 
+/// After a close frame sent to a client that is still sending: reads and drops what it
+/// sends for up to 2 s, until its close frame. Dropping the socket at once, with its
+/// frames unread, would reset the connection, and the client might never read the close
+/// frame (nor the error before it) that says why.
+async fn drain(socket: &mut WebSocket) {
+    let _ = tokio::time::timeout(Duration::from_secs(2), async {
+        while let Some(Ok(m)) = socket.recv().await {
+            if matches!(m, Message::Close(_)) {
+                break;
+            }
+        }
+    })
+    .await;
+}
+
 async fn connection(mut socket: WebSocket, state: AppState, mut address: Option<Address>) {
     let mut registration = state.hub.register(state.settings.ws_send_queue);
     let id = registration.id;
@@ -165,6 +180,17 @@ async fn connection(mut socket: WebSocket, state: AppState, mut address: Option<
                 }
             }
             message = socket.recv() => {
+                // Every frame a client sends counts against its rate, whatever its kind:
+                // a flood of binary frames or pings is refused like one of text.
+                if matches!(message, Some(Ok(Message::Text(_) | Message::Binary(_) | Message::Ping(_))))
+                    && limiter.check().is_err()
+                {
+                    let e = ApiError::with_message(Api::RateLimited, "too many messages; at most 20 a second");
+                    let _ = send(&mut socket, error_text(&e)).await;
+                    close(&mut socket, 1008, "message flood").await;
+                    drain(&mut socket).await;
+                    break;
+                }
                 let text = match message {
                     Some(Ok(Message::Text(text))) => text,
                     Some(Ok(Message::Binary(_))) => {
@@ -172,15 +198,20 @@ async fn connection(mut socket: WebSocket, state: AppState, mut address: Option<
                         if !send(&mut socket, error_text(&e)).await { break }
                         continue;
                     }
-                    Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
+                    Some(Err(e)) => {
+                        // Say why before going: a message over the limit (1009), or a
+                        // frame that breaks the protocol (1002).
+                        if e.to_string().contains("too long") {
+                            close(&mut socket, 1009, "message too big: at most max_ws_message_bytes").await;
+                        } else {
+                            close(&mut socket, 1002, "protocol error").await;
+                        }
+                        drain(&mut socket).await;
+                        break;
+                    }
+                    Some(Ok(Message::Close(_))) | None => break,
                     Some(Ok(_)) => continue,
                 };
-                if limiter.check().is_err() {
-                    let e = ApiError::with_message(Api::RateLimited, "too many messages; at most 20 a second");
-                    let _ = send(&mut socket, error_text(&e)).await;
-                    close(&mut socket, 1008, "message flood").await;
-                    break;
-                }
                 let reply = handle(&state, &mut socket, &mut address, id, &mut delivered, &text).await;
                 match reply {
                     Ok(true) => {}
