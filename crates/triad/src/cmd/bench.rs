@@ -583,14 +583,14 @@ async fn play_game(ctx: &Shared, index: u64, mut arrival: Arrival) -> Result<Gam
         let body = json!({ "seq": seq, "cell": cell, "mark": mark });
         let sent = Instant::now();
         let path = format!("/api/matches/{id}/moves");
-        let (acked, seen) = tokio::join!(post(ctx, &me.token, &path, &body, "move"), async {
+        // A refused move fails the game at once: its opponent would wait for it forever.
+        let (_, seen) = tokio::try_join!(post(ctx, &me.token, &path, &body, "move"), async {
             until_event(&mut opponent.ws, "moved", id, Some(seq)).await?;
             Ok::<Instant, Failure>(Instant::now())
-        });
-        acked?;
+        })?;
         result
             .latencies_ms
-            .push((seen? - sent).as_secs_f64() * 1000.0);
+            .push((seen - sent).as_secs_f64() * 1000.0);
         result.moves += 1;
     }
     // The last move's opponent sees the end; it must be the script's.
