@@ -193,6 +193,28 @@ fn fuzz(seconds: u64) -> Result<(), String> {
     Ok(())
 }
 
+/// The boardgame.io peer benchmark's dependencies: `triad bench`'s test checks its move
+/// scripts against the peer's `loadgen.js --dump-moves`, which needs them.
+fn peerbench_deps(shared: &std::path::Path) -> Result<(), String> {
+    let dir = shared.join("peerbench");
+    if dir.join("node_modules/boardgame.io").is_dir() {
+        return Ok(());
+    }
+    if !succeeds("node", &["--version"]) {
+        return Err("node is needed to check triad bench's move scripts; install nodejs".into());
+    }
+    println!("\n==> npm ci in {}", dir.display());
+    let status = Command::new("npm")
+        .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
+        .current_dir(&dir)
+        .status()
+        .map_err(|e| format!("npm ci: {e}"))?;
+    if !status.success() {
+        return Err(format!("npm ci failed in {}", dir.display()));
+    }
+    Ok(())
+}
+
 fn sui_vectors() -> Result<(), String> {
     let dir = root().join("crates/triad-identity/vectors");
     if !succeeds("node", &["--version"]) {
@@ -615,6 +637,7 @@ fn test() -> Result<(), String> {
             "--all-features",
         ],
     )?;
+    peerbench_deps(&shared)?;
     let pg = Postgres::start()?;
     let pg_env = pg.env();
     let pg_env: Vec<(&str, &str)> = pg_env.iter().map(|(k, v)| (*k, v.as_str())).collect();

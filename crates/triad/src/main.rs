@@ -12,7 +12,7 @@ use clap::{Parser, Subcommand};
 
 /// Tic-tac-toe and SOS for people, agents and staked matches: serve the web app and API,
 /// play in the terminal, manage your key, export the solver's tables, or play seed 4's
-/// agent protocol (apps, agent).
+/// agent protocol (apps, agent), or load-test a server (bench).
 #[derive(Debug, Parser)]
 #[command(name = "triad", version, propagate_version = true)]
 struct Cli {
@@ -30,6 +30,7 @@ enum Command {
     Login(cmd::keys::LoginArgs),
     Apps(cmd::apps::AppsArgs),
     Agent(Box<cmd::agent::AgentArgs>),
+    Bench(Box<cmd::bench::BenchArgs>),
 }
 
 impl Command {
@@ -43,6 +44,7 @@ impl Command {
             Command::Solve(args) => cmd::solve::run(args).map(|()| ExitCode::SUCCESS),
             Command::Apps(args) => cmd::apps::run(args).map(|()| ExitCode::SUCCESS),
             Command::Agent(args) => cmd::agent::run(*args).map(|()| ExitCode::SUCCESS),
+            Command::Bench(args) => cmd::bench::run(*args),
         }
     }
 }

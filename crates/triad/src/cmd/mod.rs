@@ -2,6 +2,7 @@
 
 pub(crate) mod agent;
 pub(crate) mod apps;
+pub(crate) mod bench;
 pub(crate) mod client;
 pub(crate) mod keys;
 pub(crate) mod play;

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Triad against the boardgame.io peer (../shared/peerbench) on this machine, one after the
+# other: the same seeded games, the same pinning (server on CPU 0, load generator on CPU 1),
+# a fresh server for every point. Prints the table of ratios Triad / peer and draws the chart.
+#
+#   cargo build --release -p triad
+#   bench/compare.sh                      # concurrency 1,10,100,500; 1000 games; 2 repeats
+#   CONC=100 GAMES=500 REPEAT=1 bench/compare.sh
+#   OUT=bench/results/x MODES=memory CONC=500 REPS=2 SKIP_PEER=1 bench/compare.sh  # redo a point
+#
+# Triad runs twice per point: "durable" (SQLite on disk, synchronous=FULL, every move
+# committed before it is acknowledged: the default) and "memory" (the same server with its
+# SQLite file on /dev/shm, a tmpfs where fsync does nothing: the like-for-like comparison
+# with boardgame.io, which keeps matches in memory and never makes a move durable).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+PEER=${PEER:-$ROOT/../shared/peerbench}
+CONC=${CONC:-1,10,100,500}
+GAMES=${GAMES:-1000}
+REPEAT=${REPEAT:-2}
+SEED=${SEED:-1}
+TRIAD=${TRIAD:-${CARGO_TARGET_DIR:-$ROOT/target}/release/triad}
+OUT=${OUT:-$ROOT/bench/results/$(date -u +%Y%m%dT%H%M%SZ)}
+DISK_DIR=${DISK_DIR:-$OUT/db}
+SHM_DIR=${SHM_DIR:-/dev/shm/triad-bench-$$}
+SKIP_PEER=${SKIP_PEER:-0}
+MODES=${MODES:-durable memory}
+REPS=${REPS:-$(seq "$REPEAT")}
+
+[ -x "$TRIAD" ] || { echo "no $TRIAD: run cargo build --release -p triad (or set TRIAD)" >&2; exit 1; }
+command -v taskset >/dev/null || { echo "taskset is missing (apt-get install util-linux)" >&2; exit 1; }
+mkdir -p "$OUT" "$DISK_DIR" "$SHM_DIR"
+# 2 sockets per game on each side; the 10,000-game hold needs far more than the default.
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+
+SERVER_PID=
+cleanup() {
+  if [ -n "$SERVER_PID" ]; then kill -TERM "$SERVER_PID" 2>/dev/null || true; fi
+  rm -rf "$SHM_DIR"
+}
+trap cleanup EXIT
+
+# Starts `triad serve` pinned to CPU 0 on a new database in $1; sets SERVER_PID and URL.
+start_server() {
+  local dir=$1 log=$1/server.log
+  # A fresh database, and no stale address from the previous server.
+  rm -f "$dir"/triad.db* "$dir/server.out"
+  URL=
+  # Rate limits off (one IP, thousands of clients); everything else as shipped.
+  TRIAD_KEY_FILE=/nonexistent TRIAD_LOG=warn taskset -c 0 "$TRIAD" serve \
+    --addr 127.0.0.1:0 --database "$dir/triad.db" \
+    --rate-per-ip 1000000000 --rate-per-address 1000000000 --rate-burst 1000000000 \
+    >"$dir/server.out" 2>"$log" &
+  SERVER_PID=$!
+  for _ in $(seq 200); do
+    URL=$(sed -n 's/^Triad is listening on \(http:[^ ]*\).*/\1/p' "$dir/server.out" | head -1)
+    [ -n "$URL" ] && return 0
+    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$log" >&2; return 1; }
+    sleep 0.1
+  done
+  echo "the server did not start" >&2; return 1
+}
+
+stop_server() {
+  kill -TERM "$SERVER_PID" 2>/dev/null || true
+  wait "$SERVER_PID" 2>/dev/null || true
+  SERVER_PID=
+}
+
+run_triad() {
+  local label=$1 dir=$2 c rep status=0
+  for c in ${CONC//,/ }; do
+    for rep in $REPS; do
+      start_server "$dir"
+      echo "triad $label: concurrency $c, repeat $rep ($URL, pid $SERVER_PID)" >&2
+      taskset -c 1 "$TRIAD" bench --server "$URL" --server-pid "$SERVER_PID" \
+        --concurrency "$c" --games "$GAMES" --seed "$SEED" --label "triad $label" \
+        --json "$OUT/triad-$label-c$c-r$rep.json" >/dev/null || status=1
+      stop_server
+    done
+  done
+  return $status
+}
+
+status=0
+for mode in $MODES; do
+  case $mode in
+    durable) run_triad durable "$DISK_DIR" || status=1 ;;
+    memory) run_triad memory "$SHM_DIR" || status=1 ;;
+    *) echo "unknown mode $mode (durable, memory)" >&2; exit 2 ;;
+  esac
+done
+if [ "$SKIP_PEER" != 1 ]; then
+  before=$(ls -t "$PEER"/results/*-bgio-websocket-memory.json 2>/dev/null | head -1 || true)
+  "$PEER/run.sh" --concurrency "$CONC" --games "$GAMES" --repeat "$REPEAT" --seed "$SEED" || status=1
+  after=$(ls -t "$PEER"/results/*-bgio-websocket-memory.json | head -1)
+  [ "$after" != "$before" ] || { echo "the peer wrote no results" >&2; exit 1; }
+  cp "$after" "$OUT/peer.json"
+fi
+node "$ROOT/bench/compare.js" "$OUT" | tee "$OUT/table.md"
+"$TRIAD" bench --chart-from "$OUT/combined.json" --svg "$OUT/chart.svg"
+echo "results in $OUT" >&2
+exit $status

@@ -1,0 +1,118 @@
+//! `triad bench` end to end: its move scripts are the boardgame.io peer's, byte for byte,
+//! and a small run against a real server plays every game without an error and reports
+//! well-formed figures. (Nothing here asserts a timing: the figures are in BENCHMARKS.md.)
+
+mod support;
+
+use std::{path::PathBuf, process::Command};
+
+use serde_json::Value;
+use support::{Server, run_to_exit};
+
+fn peerbench() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/peerbench")
+}
+
+fn triad() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_triad"))
+}
+
+#[tokio::test]
+async fn the_move_scripts_are_the_peers_for_several_seeds() {
+    let peer = peerbench();
+    assert!(
+        peer.join("loadgen.js").is_file(),
+        "{} is missing: the peer benchmark lives in ../shared/peerbench",
+        peer.display()
+    );
+    assert!(
+        peer.join("node_modules/boardgame.io").is_dir(),
+        "the peer's dependencies are missing: run `npm ci` in {} (cargo xtask test does)",
+        peer.display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    for seed in ["1", "2", "77", "4294967295"] {
+        let mut node = Command::new("node");
+        node.current_dir(&peer)
+            .args(["loadgen.js", "--dump-moves", "300", "--seed", seed]);
+        let (status, theirs, err) = run_to_exit(node, dir.path(), "node").await;
+        assert!(
+            status.success(),
+            "node loadgen.js failed (is node installed?): {err}"
+        );
+        let mut ours = triad();
+        ours.args(["bench", "--dump-moves", "300", "--seed", seed]);
+        let (status, ours, err) = run_to_exit(ours, dir.path(), "triad").await;
+        assert!(status.success(), "{err}");
+        assert_eq!(theirs.lines().count(), 300);
+        assert_eq!(ours, theirs, "seed {seed}: the scripts differ");
+    }
+}
+
+#[tokio::test]
+async fn a_small_run_plays_every_game_without_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), "", &[]).await;
+    let json = dir.path().join("bench.json");
+    let svg = dir.path().join("bench.svg");
+    let mut bench = triad();
+    bench
+        .args(["bench", "--server", &server.api.base, "--server-pid"])
+        .arg(server.pid().to_string())
+        .args(["--concurrency", "1,4", "--games", "12", "--warmup", "3"])
+        .args(["--seed", "5", "--no-progress", "--json"])
+        .arg(&json)
+        .arg("--svg")
+        .arg(&svg);
+    let (status, stdout, stderr) = run_to_exit(bench, dir.path(), "bench").await;
+    assert!(status.success(), "triad bench failed:\n{stderr}\n{stdout}");
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let printed: Value = serde_json::from_str(&stdout).expect("the report on stdout is JSON");
+    assert_eq!(report, printed);
+
+    // The moves of seed 5's games 0..11, from the scripts themselves.
+    let mut dump = triad();
+    dump.args(["bench", "--dump-moves", "12", "--seed", "5"]);
+    let (_, scripts, _) = run_to_exit(dump, dir.path(), "dump").await;
+    let moves: u64 = scripts
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["cells"]
+                .as_array()
+                .unwrap()
+                .len() as u64
+        })
+        .sum();
+
+    let points = report["series"][0]["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2);
+    for (point, concurrency) in points.iter().zip([1, 4]) {
+        assert_eq!(point["concurrency"], concurrency, "{point}");
+        assert_eq!(point["games_ok"], 12, "{point}");
+        assert_eq!(point["games_failed"], 0, "{point}");
+        assert_eq!(point["warmup_ok"], 3, "{point}");
+        assert_eq!(point["errors"], serde_json::json!({}), "{point}");
+        assert_eq!(point["moves"].as_u64(), Some(moves), "{point}");
+        let latency = &point["move_latency_ms"];
+        assert_eq!(latency["n"].as_u64(), Some(moves), "{point}");
+        let (p50, p99) = (
+            latency["p50"].as_f64().unwrap(),
+            latency["p99"].as_f64().unwrap(),
+        );
+        assert!(0.0 < p50 && p50 <= p99, "{point}");
+        assert!(point["games_per_s"].as_f64().unwrap() > 0.0, "{point}");
+        let server = &point["server"];
+        assert!(server["cpu_s"].as_f64().unwrap() >= 0.0, "{point}");
+        assert!(server["cpu_ms_per_game"].as_f64().is_some(), "{point}");
+        assert!(server["vmhwm_mb"].as_f64().unwrap() > 1.0, "{point}");
+    }
+    let chart = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        chart.starts_with("<svg") && chart.trim_end().ends_with("</svg>"),
+        "{chart}"
+    );
+    assert!(
+        chart.contains("concurrent games"),
+        "the chart has its axis labels"
+    );
+}
