@@ -785,28 +785,6 @@ async fn crash_torture_run(seed: u64, rounds: u64, players: usize) {
     );
 }
 
-/// A login, with the raw answer to its last step.
-async fn try_login(api: &Api, key: &triad_identity::KeyFile) -> Resp {
-    let public_key = key.public_key_hex();
-    let challenge = api
-        .post(
-            "/api/auth/challenge",
-            None,
-            &json!({ "public_key": public_key }),
-        )
-        .await
-        .ok();
-    let message = challenge["message"].as_str().expect("a message to sign");
-    let signature = triad_identity::sign_ed25519(key.signing_key(), message.as_bytes());
-    api.post(
-        "/api/auth/login",
-        None,
-        &json!({ "challenge_id": challenge["challenge_id"], "public_key": public_key,
-                 "signature": signature }),
-    )
-    .await
-}
-
 /// A small tmpfs, unmounted on drop.
 struct Tmpfs {
     path: PathBuf,
@@ -923,7 +901,7 @@ async fn full_disk_run(cycles: u64) {
         check_books(&api, &world, &held, &format!("cycle {cycle}, disk full")).await;
         assert_eq!(api.get("/healthz", None).await.status, 200);
         // A login stores a session: refused as well, or (if its page had room) done.
-        let login = try_login(&api, &new_key()).await;
+        let login = api.try_login(&new_key()).await;
         if login.status == 503 {
             login.expect_error(503, 218);
             logins_refused += 1;

@@ -425,8 +425,8 @@ impl Api {
         self.send(Method::DELETE, path, token, None).await
     }
 
-    /// Logs in with `key`: challenge, sign the message's bytes, log in.
-    pub(crate) async fn login(&self, key: &KeyFile) -> Player {
+    /// A login with `key`, with the raw answer to its last step (the challenge must succeed).
+    pub(crate) async fn try_login(&self, key: &KeyFile) -> Resp {
         let public_key = key.public_key_hex();
         let challenge = self
             .post(
@@ -438,18 +438,21 @@ impl Api {
             .ok();
         let message = challenge["message"].as_str().expect("a message to sign");
         let signature = triad_identity::sign_ed25519(key.signing_key(), message.as_bytes());
-        let login = self
-            .post(
-                "/api/auth/login",
-                None,
-                &json!({
-                    "challenge_id": challenge["challenge_id"],
-                    "public_key": public_key,
-                    "signature": signature,
-                }),
-            )
-            .await
-            .ok();
+        self.post(
+            "/api/auth/login",
+            None,
+            &json!({
+                "challenge_id": challenge["challenge_id"],
+                "public_key": public_key,
+                "signature": signature,
+            }),
+        )
+        .await
+    }
+
+    /// Logs in with `key`: challenge, sign the message's bytes, log in.
+    pub(crate) async fn login(&self, key: &KeyFile) -> Player {
+        let login = self.try_login(key).await.ok();
         let address = key.address_string();
         assert_eq!(login["address"], address.as_str());
         Player {
