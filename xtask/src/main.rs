@@ -139,9 +139,8 @@ const FUZZ_TARGETS: &[(&str, &str, bool)] = &[
     // Login messages, keys, Ed25519 and Sui personal-message signatures.
     ("crates/triad-identity/fuzz", "login", true),
     // Every API request body, through the router on a real SQLite file. Its instrumented
-    // build is the whole server (several minutes on two cores), so only the long run has
-    // it; the default run fuzzes the same bodies over HTTP with schemathesis.
-    ("crates/triad-server/fuzz", "api_bodies", false),
+    // build is the whole server: a few minutes on two cores.
+    ("crates/triad-server/fuzz", "api_bodies", true),
 ];
 
 /// A run of every fuzz target for `seconds` each; an input that takes over 10 s is a hang
