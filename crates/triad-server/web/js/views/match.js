@@ -193,7 +193,9 @@ export function mount(root, ctx) {
       /** @type {{ match: MatchView | null }} */
       const result = await api('POST', `/api/matches/${id}/moves`, { seq: view.seq + 1, cell, mark });
       if (result.match) view = result.match;
-      announce(`You placed ${mark} in square ${cell + 1}.`);
+      // The live event of a winning move may have come first and announced the result:
+      // the placement must not take its place.
+      if (!announcedEnd) announce(`You placed ${mark} in square ${cell + 1}.`);
     } catch (e) {
       toast(e instanceof Error ? e.message : String(e), { kind: 'error' });
       refetchSoon();
