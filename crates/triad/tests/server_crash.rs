@@ -521,11 +521,10 @@ async fn sigkill_with_requests_in_flight_loses_nothing_acknowledged() {
     check_conservation(&api, &owner, &players, 0).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sigterm_closes_websockets_with_1001_and_loses_nothing() {
-    let dir = tempfile::tempdir().unwrap();
+/// A server on a database in `dir`, its owner, and two players with 10 E each.
+async fn two_funded_players(dir: &std::path::Path) -> (Server, Api, Player, Player, Player) {
     let owner_key = new_key();
-    let mut server = Server::start(dir.path(), &owner_key.address_string(), &[]).await;
+    let server = Server::start(dir, &owner_key.address_string(), &[]).await;
     let api = server.api.clone();
     let owner = api.login(&owner_key).await;
     let alice = api.login(&new_key()).await;
@@ -533,6 +532,13 @@ async fn sigterm_closes_websockets_with_1001_and_loses_nothing() {
     for p in [&alice, &bob] {
         api.deposit(&owner, p, 10 * E).await.ok();
     }
+    (server, api, owner, alice, bob)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_closes_websockets_with_1001_and_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut server, api, owner, alice, bob) = two_funded_players(dir.path()).await;
     let id = api.queue_pair(&alice, &bob, "sos", E).await;
     api.play(&alice, id, nth(&SOS_DIAGONAL, 1)).await;
 
@@ -658,15 +664,7 @@ async fn sigterm_reaches_a_websocket_busy_catching_up() {
 #[tokio::test]
 async fn the_dev_clock_resumes_where_the_log_left_off() {
     let dir = tempfile::tempdir().unwrap();
-    let owner_key = new_key();
-    let mut server = Server::start(dir.path(), &owner_key.address_string(), &[]).await;
-    let api = server.api.clone();
-    let owner = api.login(&owner_key).await;
-    let alice = api.login(&new_key()).await;
-    let bob = api.login(&new_key()).await;
-    for p in [&alice, &bob] {
-        api.deposit(&owner, p, 10 * E).await.ok();
-    }
+    let (mut server, api, _owner, alice, bob) = two_funded_players(dir.path()).await;
     // An hour passes on the dev clock, then a match starts whose first move never comes.
     let before = api.advance(3_600_000).await;
     let id = api.queue_pair(&alice, &bob, "sos", E).await;
