@@ -35,6 +35,22 @@ async fn send(
         .await
 }
 
+/// `from` proposes a game of `app` to `to`, taking `role`; the match it made.
+async fn propose(server: &Server, from: &User, to: &User, app: &str, role: &str) -> u64 {
+    send(
+        server,
+        from,
+        to,
+        app,
+        "propose",
+        &json!({"seq":0,"role":role}),
+    )
+    .await
+    .expect(201)["matchId"]
+        .as_u64()
+        .unwrap()
+}
+
 /// Sends a protocol message; the response.
 async fn relay(server: &Server, from: &User, to: &User, app: App, message: &Message) -> Resp {
     send(
@@ -689,52 +705,19 @@ async fn aborts_are_recorded_as_aborts_not_results() {
     let ttt = "tic-tac-toe";
     let abort = json!({"outcome":"abort","reason":"state-conflict"});
     // Declined before the acceptance.
-    let id = send(
-        &server,
-        &alice,
-        &bob,
-        ttt,
-        "propose",
-        &json!({"seq":0,"role":"O"}),
-    )
-    .await
-    .expect(201)["matchId"]
-        .as_u64()
-        .unwrap();
+    let id = propose(&server, &alice, &bob, ttt, "O").await;
     send(&server, &bob, &alice, ttt, "result", &abort)
         .await
         .expect(201);
     assert_eq!(server.match_(id).await["outcome"]["reason"], "declined");
     // Withdrawn by the proposer.
-    let id = send(
-        &server,
-        &alice,
-        &bob,
-        ttt,
-        "propose",
-        &json!({"seq":0,"role":"O"}),
-    )
-    .await
-    .expect(201)["matchId"]
-        .as_u64()
-        .unwrap();
+    let id = propose(&server, &alice, &bob, ttt, "O").await;
     send(&server, &alice, &bob, ttt, "result", &abort)
         .await
         .expect(201);
     assert_eq!(server.match_(id).await["outcome"]["reason"], "cancelled");
     // Aborted in play: no winner, no stats; a second abort is a resend.
-    let id = send(
-        &server,
-        &alice,
-        &bob,
-        ttt,
-        "propose",
-        &json!({"seq":0,"role":"X"}),
-    )
-    .await
-    .expect(201)["matchId"]
-        .as_u64()
-        .unwrap();
+    let id = propose(&server, &alice, &bob, ttt, "X").await;
     send(
         &server,
         &bob,
@@ -779,18 +762,7 @@ async fn aborts_are_recorded_as_aborts_not_results() {
     assert_eq!(stats(&server, &alice).await, (0, 0, 0));
     assert_eq!(stats(&server, &bob).await, (0, 0, 0));
     // A finished game cannot be aborted to undo it.
-    let id = send(
-        &server,
-        &alice,
-        &bob,
-        ttt,
-        "propose",
-        &json!({"seq":0,"role":"X"}),
-    )
-    .await
-    .expect(201)["matchId"]
-        .as_u64()
-        .unwrap();
+    let id = propose(&server, &alice, &bob, ttt, "X").await;
     send(
         &server,
         &bob,
