@@ -11,9 +11,17 @@ use std::{
     time::Instant,
 };
 
+/// Whether the steps run cargo with `CARGO_INCREMENTAL=0` (set by `cargo xtask test`).
+static NOT_INCREMENTAL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
     let task = args.first().map_or("help", String::as_str);
+    if task == "test" && env::var_os("CARGO_INCREMENTAL").is_none() {
+        // A whole run builds each crate once: incremental state would only add about 2 GB
+        // of disk (a CI machine once ran out of it). A developer's own setting wins.
+        NOT_INCREMENTAL.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
     let result = match task {
         "test" => test(),
         "web" => web(),
@@ -69,18 +77,25 @@ fn root() -> PathBuf {
 
 /// Runs one step, printing its name and how long it took; a failing step stops everything.
 fn step(name: &str, program: &str, args: &[&str]) -> Result<(), String> {
-    println!("\n==> {name}: {program} {}", args.join(" "));
-    let started = Instant::now();
-    let status = Command::new(program)
-        .args(args)
-        .current_dir(root())
-        .status()
-        .map_err(|e| format!("{name}: could not run {program}: {e}"))?;
-    println!("<== {name}: {:.1} s", started.elapsed().as_secs_f64());
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("{name} failed ({status})"))
+    step_with(name, &root(), &[], program, args)
+}
+
+/// `" (N.N GB free on the disk)"` for the filesystem holding `dir`, from `df`, or nothing
+/// if `df` can't tell. A full disk shows up as strange failures (a linker's bus error, say),
+/// so every step says how much is left.
+fn free_disk(dir: &Path) -> String {
+    let Ok(out) = Command::new("df").args(["-Pk"]).arg(dir).output() else {
+        return String::new();
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    let available_kib = text
+        .lines()
+        .nth(1)
+        .and_then(|line| line.split_whitespace().nth(3))
+        .and_then(|field| field.parse::<u64>().ok());
+    match available_kib {
+        Some(kib) => format!(" ({:.1} GB free on the disk)", kib as f64 / 1e6 * 1.024),
+        None => String::new(),
     }
 }
 
@@ -256,17 +271,22 @@ fn step_with(
 ) -> Result<(), String> {
     println!("\n==> {name}: {program} {}", args.join(" "));
     let started = Instant::now();
-    let status = Command::new(program)
+    let mut command = Command::new(program);
+    if NOT_INCREMENTAL.load(std::sync::atomic::Ordering::Relaxed) {
+        command.env("CARGO_INCREMENTAL", "0");
+    }
+    let status = command
         .args(args)
         .envs(env.iter().copied())
         .current_dir(dir)
         .status()
         .map_err(|e| format!("{name}: could not run {program}: {e}"))?;
-    println!("<== {name}: {:.1} s", started.elapsed().as_secs_f64());
+    let disk = free_disk(dir);
+    println!("<== {name}: {:.1} s{disk}", started.elapsed().as_secs_f64());
     if status.success() {
         Ok(())
     } else {
-        Err(format!("{name} failed ({status})"))
+        Err(format!("{name} failed ({status}){disk}"))
     }
 }
 
@@ -610,6 +630,7 @@ fn test() -> Result<(), String> {
         ));
     }
     let soak = soak();
+    println!("cargo xtask test{}", free_disk(&root()));
     step("format", "cargo", &["fmt", "--all", "--check"])?;
     step(
         "clippy",
