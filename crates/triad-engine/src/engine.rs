@@ -503,12 +503,22 @@ impl Engine {
     }
 
     fn ensure_stake(&self, address: Address, stake: u64) -> Result<(), EngineError> {
+        self.ensure_stake_after_refund(address, stake, 0)
+    }
+
+    /// [`Self::ensure_stake`] once `refund` more is back in the account.
+    fn ensure_stake_after_refund(
+        &self,
+        address: Address,
+        stake: u64,
+        refund: u64,
+    ) -> Result<(), EngineError> {
         if stake > self.config.max_stake {
             return Err(EngineError::StakeTooLarge {
                 max: self.config.max_stake,
             });
         }
-        let available = self.balance(address);
+        let available = self.balance(address).saturating_add(refund);
         if available < stake {
             return Err(EngineError::InsufficientBalance {
                 needed: stake,
@@ -516,6 +526,16 @@ impl Engine {
             });
         }
         Ok(())
+    }
+
+    /// The challenge `actor` issued to `opponent` that is still waiting for an answer, if
+    /// `actor`'s active match is one, with the stake it holds in escrow.
+    fn crossed_challenge(&self, actor: Address, opponent: Address) -> Option<(MatchId, u64)> {
+        let &own = self.active.get(&actor)?;
+        let m = self.matches.get(&own)?;
+        let challenge = m.challenge?;
+        (m.phase == Phase::Waiting && m.host == actor && challenge.opponent == opponent)
+            .then_some((own, m.stake))
     }
 
     fn new_match_id(&self) -> MatchId {
@@ -593,8 +613,20 @@ impl Engine {
             return Err(EngineError::ChallengeExpired);
         }
         let (stake, game) = (m.stake, m.game());
-        self.ensure_free(actor)?;
-        self.ensure_stake(actor, stake)?;
+        // Crossed challenges: each challenged the other before either accepted. Accepting
+        // one withdraws the acceptor's own (its stake comes back first), instead of each
+        // challenge blocking the other until one of them is cancelled by hand.
+        let crossed = self.crossed_challenge(actor, challenge.challenger);
+        match crossed {
+            Some((_, refund)) => self.ensure_stake_after_refund(actor, stake, refund)?,
+            None => {
+                self.ensure_free(actor)?;
+                self.ensure_stake(actor, stake)?;
+            }
+        }
+        if let Some((own, _)) = crossed {
+            self.finish(b, own, EndReason::Cancelled, None, CellSet::EMPTY);
+        }
         let challenger_first = match challenge.first {
             StartChoice::Challenger => true,
             StartChoice::Opponent => false,

@@ -237,6 +237,72 @@ fn declined_challenge_refunds_the_challenger_in_full() {
 }
 
 #[test]
+fn crossed_challenges_accepting_one_withdraws_the_acceptors_own() {
+    let mut t = Table::new();
+    t.fund(ALICE, ETHER);
+    t.fund(BOB, ETHER);
+    // Each challenges the other before either answers: both stakes are in escrow.
+    let alices = t.challenge(ALICE, BOB, TTT, ETHER, StartChoice::Challenger);
+    let bobs = t.challenge(BOB, ALICE, SOS, ETHER, StartChoice::Challenger);
+    t.assert_balances(&[(ALICE, 0), (BOB, 0)]);
+    // Bob accepts Alice's: his own is withdrawn and refunded first, then escrowed again.
+    let r = t.ok(BOB, Command::AcceptChallenge { match_id: alices });
+    assert_eq!(
+        kinds(&r.events),
+        [
+            "game_ended",
+            "transferred",
+            "challenge_accepted",
+            "game_started",
+            "transferred"
+        ]
+    );
+    assert_eq!(t.result(bobs).reason, EndReason::Cancelled);
+    assert_eq!(t.phase(alices), Phase::Ready);
+    assert_eq!(t.escrow(alices), 2 * ETHER);
+    assert_eq!(t.escrow(bobs), 0);
+    t.assert_balances(&[(ALICE, 0), (BOB, 0)]);
+    // Alice's answer to Bob's withdrawn challenge is refused, and changes nothing.
+    t.expect_err(ALICE, Command::AcceptChallenge { match_id: bobs }, 107);
+    t.check_replay();
+}
+
+#[test]
+fn accepting_keeps_a_challenge_to_someone_else_and_refuses() {
+    let mut t = Table::new();
+    let alices = t.challenge(ALICE, BOB, TTT, 0, StartChoice::Challenger);
+    let bobs = t.challenge(BOB, CAROL, TTT, 0, StartChoice::Challenger);
+    // Bob's open challenge is to Carol, not Alice: it is not withdrawn behind his back.
+    let err = t.expect_err(BOB, Command::AcceptChallenge { match_id: alices }, 102);
+    assert_eq!(err, EngineError::AlreadyInMatch { match_id: bobs });
+    assert_eq!(t.phase(bobs), Phase::Waiting);
+}
+
+#[test]
+fn crossed_challenge_refund_counts_toward_the_stake_but_a_shortfall_refuses() {
+    let mut t = Table::new();
+    t.fund(ALICE, tenths(3));
+    t.fund(BOB, tenths(2));
+    let alices = t.challenge(ALICE, BOB, TTT, tenths(3), StartChoice::Challenger);
+    let bobs = t.challenge(BOB, ALICE, TTT, tenths(1), StartChoice::Challenger);
+    // Bob holds 0.1 and gets 0.1 back: 2 of the 3 needed. Refused, his challenge stands.
+    let err = t.expect_err(BOB, Command::AcceptChallenge { match_id: alices }, 105);
+    assert_eq!(
+        err,
+        EngineError::InsufficientBalance {
+            needed: tenths(3),
+            available: tenths(2)
+        }
+    );
+    assert_eq!(t.phase(bobs), Phase::Waiting);
+    t.fund(BOB, tenths(1));
+    t.ok(BOB, Command::AcceptChallenge { match_id: alices });
+    assert_eq!(t.result(bobs).reason, EndReason::Cancelled);
+    t.assert_balances(&[(ALICE, 0), (BOB, 0)]);
+    assert_eq!(t.escrow(alices), tenths(6));
+}
+
+#[test]
 fn challenge_expires_on_the_tick_after_ten_minutes_with_a_full_refund() {
     let mut t = Table::new();
     t.fund(ALICE, ETHER);
