@@ -573,7 +573,8 @@ impl Store {
         let rows = sqlx::query(
             "SELECT m.body FROM matches m \
              WHERE (CAST($1 AS TEXT) IS NULL OR m.id IN (SELECT match_id FROM match_players WHERE address = CAST($1 AS TEXT))) \
-             AND (CAST($2 AS TEXT) IS NULL OR m.phase = CAST($2 AS TEXT)) AND m.id < $3 \
+             AND (CAST($2 AS TEXT) IS NULL OR m.phase = CAST($2 AS TEXT) \
+                  OR (CAST($2 AS TEXT) = 'active' AND m.phase <> 'finished')) AND m.id < $3 \
              ORDER BY m.id DESC LIMIT $4",
         )
         .bind(player.map(|a| a.to_string()))

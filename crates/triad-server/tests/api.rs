@@ -687,6 +687,17 @@ async fn matches_list_by_player_and_status_newest_first_in_pages() {
         .send()
         .await;
     assert_eq!(ids(r.expect(200)), [a4]);
+    // "active" is every phase but finished.
+    let r = server
+        .get(&format!(
+            "/api/matches?player={}&status=active",
+            alice.address
+        ))
+        .send()
+        .await;
+    assert_eq!(ids(r.expect(200)), [a4]);
+    let r = server.get("/api/matches?status=over").send().await;
+    assert_eq!(r.expect(400)["code"], 215);
 
     // Finished matches of Alice, two per page.
     let mut seen = Vec::new();

@@ -575,7 +575,8 @@ pub async fn match_events(
 pub struct MatchesQuery {
     /// Only this player's matches.
     pub player: Option<String>,
-    /// Only matches in this phase: waiting, ready, in_progress or finished.
+    /// Only matches in this phase: waiting, ready, in_progress or finished; or active, any
+    /// phase but finished.
     pub status: Option<String>,
     /// Only matches with ids below this (the previous page's `next_before`).
     pub before: Option<u64>,
@@ -602,11 +603,11 @@ pub async fn list_matches(
     let limit = limit(q.limit, 20, 100)?;
     let player = q.player.as_deref().map(parse_address).transpose()?;
     if let Some(s) = q.status.as_deref()
-        && !["waiting", "ready", "in_progress", "finished"].contains(&s)
+        && !["waiting", "ready", "in_progress", "finished", "active"].contains(&s)
     {
         return Err(ApiError::with_message(
             Api::InvalidParameter,
-            "status is waiting, ready, in_progress or finished",
+            "status is waiting, ready, in_progress, finished or active (any but finished)",
         ));
     }
     let rows = state
