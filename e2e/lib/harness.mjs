@@ -249,6 +249,22 @@ export async function waitForBoard(page, expected, timeout = 10_000) {
   throw new Error(`the board never became ${expected}; it is ${last}`);
 }
 
+/**
+ * The inner texts of every element `locator` matches, once `test` accepts them (within
+ * `timeout`). Views re-render on live events; a read in the middle of one can see a stale
+ * or not-yet-laid-out element, so assertions on texts that arrive live go through this.
+ */
+export async function textsWhen(locator, test, timeout = 10_000) {
+  const started = Date.now();
+  let last = [];
+  while (Date.now() - started < timeout) {
+    last = await locator.allInnerTexts();
+    if (test(last)) return last;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return last;
+}
+
 /** Clicks the centre of a square on the canvas, as a person would. */
 export async function clickCell(page, cell) {
   const box = await page.locator('.board-canvas').boundingBox();

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 
-import { clickCell, launchBrowser, newPage, openLoggedIn, startServer, waitForBoard } from '../lib/harness.mjs';
+import { clickCell, launchBrowser, newPage, openLoggedIn, startServer, textsWhen, waitForBoard } from '../lib/harness.mjs';
 
 let server;
 let browser;
@@ -87,10 +87,9 @@ test('challenge, accept, play to a win; both see it live; stats and ratings upda
   assert.deepEqual([b.games, b.wins, b.draws], [1, 0, 0]);
   assert.ok(a.rating.rating > 1500 && b.rating.rating < 1500, `ratings ${a.rating.rating} ${b.rating.rating}`);
   await bob.goto(`/player/${aliceAddress}`);
-  const stats = await bob.locator('.stat').allInnerTexts();
-  assert.match(stats[0], new RegExp(`^${Math.round(a.rating.rating)}\\s+Rating`));
-  assert.match(stats[1], /^1\s+Games\s+100% won/);
-  assert.match(stats[2], /^1\s+Won/);
+  const expected = [new RegExp(`^${Math.round(a.rating.rating)}\\s+Rating`), /^1\s+Games\s+100% won/, /^1\s+Won/];
+  const stats = await textsWhen(bob.locator('.stat'), (texts) => expected.every((re, i) => re.test(texts[i] ?? '')));
+  expected.forEach((re, i) => assert.match(stats[i] ?? '', re));
   assert.match(await bob.locator('.result-pill').first().innerText(), /won/i);
   await bob.goto('/leaderboard');
   const first = bob.locator('tbody tr').first();

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 
-import { COIN, clickCell, launchBrowser, newPage, openLoggedIn, startServer, waitForBoard } from '../lib/harness.mjs';
+import { COIN, clickCell, launchBrowser, newPage, openLoggedIn, startServer, textsWhen, waitForBoard } from '../lib/harness.mjs';
 
 const STAKE = 1n * COIN;
 const DEPOSIT = 5n * COIN;
@@ -98,10 +98,13 @@ test('the SOS queue with stakes: a win pays 1.8E of the 2E pot, a draw refunds 0
     // The ledger page lists the stake and the payout.
     await alice.goto('/wallet');
     await alice.locator('.ledger-table').waitFor();
-    const rows = await alice.locator('.ledger-table tbody tr').allInnerTexts();
-    assert.match(rows[0], /^Payout\s+#\d+\s+\+1\.80$/);
-    assert.match(rows[1], /^Stake\s+#\d+\s+\u22121\.00$/);
-    assert.match(rows[2], /^Deposit\s+—\s+\+5\.00$/);
+    const expected = [/^\S[\s\S]*\s+Payout\s+#\d+\s+\+1\.80$/, /^\S[\s\S]*\s+Stake\s+#\d+\s+\u22121\.00$/, /^\S[\s\S]*\s+Deposit\s+—\s+\+5\.00$/];
+    const rows = await textsWhen(alice.locator('.ledger-table tbody tr'), (texts) => expected.every((re, i) => re.test(texts[i] ?? '')));
+    expected.forEach((re, i) => assert.match(rows[i] ?? '', re));
+    // Each row says when, as a machine-readable <time> too: within this test's run.
+    const times = await alice.locator('.ledger-table tbody time').evaluateAll((ts) => ts.map((t) => Date.parse(t.getAttribute('datetime') ?? '')));
+    assert.equal(times.length, rows.length);
+    for (const t of times) assert.ok(Math.abs(Date.now() - t) < 15 * 60_000, `ledger time ${t}`);
     assert.equal(await alice.locator('#wallet-balance').innerText(), '5.80');
 
     // A draw refunds 0.9E each: a full SOS board with no S-O-S.

@@ -103,6 +103,8 @@ pub struct LedgerEntry {
     pub reason: String,
     /// The match it concerns, if any.
     pub match_id: Option<u64>,
+    /// When: the time of the event that moved the money, in ms since the Unix epoch.
+    pub at_ms: u64,
 }
 
 /// What one commit writes.
@@ -602,8 +604,9 @@ impl Store {
         limit: u32,
     ) -> Result<Vec<LedgerEntry>, StoreError> {
         let rows = sqlx::query(
-            "SELECT seq, amount, reason, match_id FROM ledger_entries \
-             WHERE address = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3",
+            "SELECT l.seq, l.amount, l.reason, l.match_id, e.at_ms \
+             FROM ledger_entries l JOIN events e ON e.seq = l.seq \
+             WHERE l.address = $1 AND l.seq < $2 ORDER BY l.seq DESC LIMIT $3",
         )
         .bind(address.to_string())
         .bind(to_i64(before.unwrap_or(u64::MAX)))
@@ -617,6 +620,7 @@ impl Store {
                     amount: r.try_get(1)?,
                     reason: r.try_get(2)?,
                     match_id: r.try_get::<Option<i64>, _>(3)?.map(to_u64),
+                    at_ms: to_u64(r.try_get(4)?),
                 })
             })
             .collect()

@@ -844,6 +844,25 @@ async fn my_ledger_shows_balance_and_entries_newest_first_in_pages() {
         ]
     );
     assert_eq!(body["next_before"], Value::Null);
+    // Each entry carries the time of the event that moved the money.
+    let r = server
+        .get(&format!("/api/matches/{id}/events"))
+        .send()
+        .await;
+    let events = r.expect(200)["events"].as_array().unwrap().clone();
+    let mut of_the_match = 0;
+    for entry in body["entries"].as_array().unwrap() {
+        let at_ms = entry["at_ms"].as_u64().expect("at_ms");
+        match events.iter().find(|e| e["seq"] == entry["seq"]) {
+            Some(event) => {
+                assert_eq!(event["at_ms"].as_u64(), Some(at_ms));
+                of_the_match += 1;
+            }
+            // The deposit is not a match event: only sanity-check its time.
+            None => assert!(at_ms > 1_600_000_000_000, "{entry}"),
+        }
+    }
+    assert_eq!(of_the_match, 2, "the stake and the payout");
 
     let r = server.get("/api/ledger").auth(&bob).send().await;
     let body = r.expect(200);

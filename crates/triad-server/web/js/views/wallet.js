@@ -13,8 +13,20 @@ import { exportKeyFile, readKeyFile } from '../wallet.js';
 import { login, logout, onInbox, onSession, refreshMe, session, switchWallet } from '../session.js';
 
 /**
- * @typedef {{ seq: number, amount: string, reason: string, match_id: number | null }} LedgerEntry
+ * @typedef {{ seq: number, amount: string, reason: string, match_id: number | null, at_ms: number }} LedgerEntry
  */
+
+/** A ledger entry's date and time, in the reader's locale and time zone. */
+const DAY = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' });
+const DAY_YEAR = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
+const TIME = new Intl.DateTimeFormat(undefined, { timeStyle: 'short' });
+
+/** @param {number} ms @returns {HTMLElement} a `<time>`: the day (with the year if not this one) over the time. */
+function when(ms) {
+  const at = new Date(ms);
+  const day = at.getFullYear() === new Date().getFullYear() ? DAY : DAY_YEAR;
+  return h('time', { datetime: at.toISOString(), title: at.toLocaleString() }, h('span', { text: day.format(at) }), h('span', { class: 'muted', text: TIME.format(at) }));
+}
 
 const REASONS = /** @type {Record<string, string>} */ ({
   deposit: 'Deposit',
@@ -150,7 +162,7 @@ export function mount(root) {
             ? h(
                 'table',
                 { class: 'table ledger-table' },
-                h('thead', {}, h('tr', {}, h('th', { scope: 'col', text: 'What' }), h('th', { scope: 'col', text: 'Match' }), h('th', { scope: 'col', class: 'num', text: 'Amount' }))),
+                h('thead', {}, h('tr', {}, h('th', { scope: 'col', text: 'When' }), h('th', { scope: 'col', text: 'What' }), h('th', { scope: 'col', text: 'Match' }), h('th', { scope: 'col', class: 'num', text: 'Amount' }))),
                 h(
                   'tbody',
                   {},
@@ -158,6 +170,7 @@ export function mount(root) {
                     h(
                       'tr',
                       {},
+                      h('td', { class: 'when' }, when(e.at_ms)),
                       h('td', { text: REASONS[e.reason] ?? e.reason }),
                       h('td', {}, e.match_id ? h('a', { href: `/match/${e.match_id}`, text: `#${e.match_id}` }) : '—'),
                       h('td', { class: `num amount ${e.amount.startsWith('-') ? 'debit' : 'credit'}`, text: formatAmount(e.amount, { sign: true }) }),
