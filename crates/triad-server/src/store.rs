@@ -53,6 +53,12 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
         include_str!("../migrations/sqlite/0002_agents.sql"),
         include_str!("../migrations/postgres/0002_agents.sql"),
     ),
+    (
+        3,
+        "pending login challenges, shared by the nodes",
+        include_str!("../migrations/sqlite/0003_login_challenges.sql"),
+        include_str!("../migrations/postgres/0003_login_challenges.sql"),
+    ),
 ];
 
 impl StoreError {
@@ -81,7 +87,7 @@ impl StoreError {
 }
 
 /// The latest schema version this binary writes.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// A stored realtime event: its sequence number and JSON body.
 #[derive(Clone, Debug)]
@@ -652,6 +658,77 @@ impl Store {
         }
         result?;
         Ok(())
+    }
+
+    /// Keeps a pending login challenge for whichever node the login reaches, and drops the
+    /// expired ones. Refused when `max_pending` unexpired challenges are already waiting.
+    ///
+    /// # Errors
+    /// On a database failure; `Ok(false)` when too many are pending.
+    pub async fn save_login_challenge(
+        &self,
+        id: &str,
+        public_key: &str,
+        message: &str,
+        now_ms: u64,
+        expires_ms: u64,
+        max_pending: u64,
+    ) -> Result<bool, StoreError> {
+        let mut conn = self.pool.acquire().await?;
+        let result = async {
+            sqlx::query("DELETE FROM login_challenges WHERE expires_ms <= $1")
+                .bind(to_i64(now_ms))
+                .execute(&mut *conn)
+                .await?;
+            // The cap bounds the table against a flood of requests for challenges; an
+            // estimate is enough, so the count and the insert need no transaction.
+            let pending: i64 = sqlx::query("SELECT COUNT(*) FROM login_challenges")
+                .fetch_one(&mut *conn)
+                .await?
+                .try_get(0)?;
+            if to_u64(pending) >= max_pending {
+                return Ok(false);
+            }
+            sqlx::query(
+                "INSERT INTO login_challenges (id, public_key, message, expires_ms) \
+                 VALUES ($1, $2, $3, $4)",
+            )
+            .bind(id)
+            .bind(public_key)
+            .bind(message)
+            .bind(to_i64(expires_ms))
+            .execute(&mut *conn)
+            .await?;
+            Ok(true)
+        }
+        .await;
+        if result.is_err() {
+            close_after_failed_write(&mut conn);
+        }
+        result
+    }
+
+    /// Takes a pending login challenge out, whoever stored it: `(public_key, message)`. The
+    /// delete is the claim, so of two logins naming one challenge, on two nodes, one gets it.
+    ///
+    /// # Errors
+    /// On a database failure.
+    pub async fn take_login_challenge(
+        &self,
+        id: &str,
+    ) -> Result<Option<(String, String)>, StoreError> {
+        let mut conn = self.pool.acquire().await?;
+        let result =
+            sqlx::query("DELETE FROM login_challenges WHERE id = $1 RETURNING public_key, message")
+                .bind(id)
+                .fetch_optional(&mut *conn)
+                .await;
+        if result.is_err() {
+            close_after_failed_write(&mut conn);
+        }
+        result?
+            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+            .transpose()
     }
 
     /// The address and expiry of a session, if it exists.

@@ -295,6 +295,43 @@ async fn a_token_from_one_node_works_on_another_and_a_logout_ends_it_everywhere(
         .expect_error(401, 202, "invalid_token");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_login_challenge_from_one_node_logs_in_on_another_once() {
+    use triad_identity::{public_key_hex, sign_ed25519};
+    let (nodes, _url) = cluster(2).await;
+    let key = key(1);
+    let login = |challenge: &Value| {
+        let message = challenge["message"].as_str().unwrap();
+        json!({
+            "challenge_id": challenge["challenge_id"],
+            "public_key": public_key_hex(&key.verifying_key()),
+            "signature": sign_ed25519(&key, message.as_bytes()),
+        })
+    };
+    // Issued by node 0, used through node 1: no sticky sessions needed.
+    let challenge = nodes[0].challenge(&key).await;
+    let body = login(&challenge);
+    let r = nodes[1].post("/api/auth/login").json(&body).send().await;
+    let token = r.expect(200)["token"].as_str().unwrap().to_owned();
+    assert_eq!(token.len(), 64);
+    // Used once, on every node.
+    for node in &nodes {
+        let r = node.post("/api/auth/login").json(&body).send().await;
+        r.expect_error(401, 204, "unknown_challenge");
+    }
+    // The same challenge through both nodes at once: exactly one login.
+    for _ in 0..5 {
+        let challenge = nodes[1].challenge(&key).await;
+        let body = login(&challenge);
+        let (a, b) = tokio::join!(
+            nodes[0].post("/api/auth/login").json(&body).send(),
+            nodes[1].post("/api/auth/login").json(&body).send(),
+        );
+        let ok = [&a, &b].iter().filter(|r| r.status == 200).count();
+        assert_eq!(ok, 1, "{} / {}", a.text, b.text);
+    }
+}
+
 #[tokio::test]
 async fn postgres_migrations_are_versioned_as_on_sqlite_and_a_newer_schema_is_refused() {
     use sqlx::{Connection as _, Row as _};

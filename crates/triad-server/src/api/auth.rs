@@ -47,6 +47,28 @@ pub struct AuthState {
     sessions: Mutex<HashMap<String, (Address, u64)>>,
 }
 
+/// The most sessions cached at once. The database holds every session, so emptying the
+/// cache only costs lookups; without a bound it would grow with every login.
+const MAX_CACHED_SESSIONS: usize = 100_000;
+
+impl AuthState {
+    /// Caches a session (`(address, expires_ms)`), first dropping the expired ones once the
+    /// cache is full, and everything if that is not enough.
+    fn cache_session(&self, token_hash: String, session: (Address, u64), now_ms: u64) {
+        let mut sessions = self
+            .sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if sessions.len() >= MAX_CACHED_SESSIONS {
+            sessions.retain(|_, (_, expires)| *expires > now_ms);
+            if sessions.len() >= MAX_CACHED_SESSIONS {
+                sessions.clear();
+            }
+        }
+        sessions.insert(token_hash, session);
+    }
+}
+
 fn random_hex<const N: usize>() -> Result<String, ApiError> {
     let mut bytes = [0u8; N];
     SysRng.try_fill_bytes(&mut bytes).map_err(|_| {
@@ -122,7 +144,24 @@ pub async fn challenge(
         LoginMessage::new(&domain, address, &nonce, now, expires).map_err(|e| auth_error(&e))?;
     let challenge_id = random_hex::<16>()?;
     let text = message.render();
-    {
+    let public_key = req.public_key.to_ascii_lowercase();
+    if state.store.is_shared() {
+        // Several nodes: the login may reach another node, so the database keeps it.
+        let kept = state
+            .store
+            .save_login_challenge(
+                &challenge_id,
+                &public_key,
+                &text,
+                now,
+                expires,
+                MAX_PENDING_CHALLENGES as u64,
+            )
+            .await?;
+        if !kept {
+            return Err(ApiError::new(Api::RateLimited).retry_after(60));
+        }
+    } else {
         let mut challenges = state
             .auth
             .challenges
@@ -137,7 +176,7 @@ pub async fn challenge(
         challenges.insert(
             challenge_id.clone(),
             Pending {
-                public_key: req.public_key.to_ascii_lowercase(),
+                public_key,
                 message,
             },
         );
@@ -189,12 +228,8 @@ pub async fn login(
         Some(name) => name.parse().map_err(|e| auth_error(&e))?,
     };
     // Used once: taken out whatever the outcome.
-    let pending = state
-        .auth
-        .challenges
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .remove(&req.challenge_id)
+    let pending = take_challenge(&state, &req.challenge_id)
+        .await?
         .ok_or_else(|| ApiError::new(Api::UnknownChallenge))?;
     if pending.public_key != req.public_key.to_ascii_lowercase() {
         return Err(ApiError::with_message(
@@ -203,9 +238,12 @@ pub async fn login(
         ));
     }
     let now = state.core.clock().now_ms();
+    // The challenge was issued by this server, perhaps by another node whose clock runs a
+    // little ahead: it cannot be "not yet valid" here. Its expiry still counts.
+    let checked_at = now.max(pending.message.issued_at_ms());
     pending
         .message
-        .verify(scheme, &req.public_key, &req.signature, now)
+        .verify(scheme, &req.public_key, &req.signature, checked_at)
         .map_err(|e| auth_error(&e))?;
     let address = Address::from_bytes(pending.message.address());
     let token = random_hex::<32>()?;
@@ -215,17 +253,40 @@ pub async fn login(
         .store
         .save_session(&hash, address, &pending.public_key, now, expires)
         .await?;
-    state
-        .auth
-        .sessions
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .insert(hash, (address, expires));
+    if !state.store.is_shared() {
+        state.auth.cache_session(hash, (address, expires), now);
+    }
     tracing::info!(%address, "logged in");
     Ok(Json(LoginResponse {
         token,
         address: address.to_string(),
         expires_at: timestamp(expires),
+    }))
+}
+
+/// Takes the pending challenge `id` out: from the database when several nodes share it
+/// (it may have been issued by another node), else from this node's memory.
+async fn take_challenge(state: &AppState, id: &str) -> Result<Option<Pending>, ApiError> {
+    if !state.store.is_shared() {
+        return Ok(state
+            .auth
+            .challenges
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(id));
+    }
+    let Some((public_key, text)) = state.store.take_login_challenge(id).await? else {
+        return Ok(None);
+    };
+    let message = LoginMessage::parse(&text).map_err(|e| {
+        tracing::error!(error = %e, "a stored login challenge does not parse");
+        ApiError::from(crate::store::StoreError::Corrupt(format!(
+            "login challenge {id}: {e}"
+        )))
+    })?;
+    Ok(Some(Pending {
+        public_key,
+        message,
     }))
 }
 
@@ -259,12 +320,7 @@ pub(crate) async fn authenticate(state: &AppState, token: &str) -> Result<Addres
                 .await?
                 .ok_or_else(|| ApiError::new(Api::InvalidToken))?;
             if !shared {
-                state
-                    .auth
-                    .sessions
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .insert(hash, found);
+                state.auth.cache_session(hash, found, now);
             }
             found
         }
@@ -331,4 +387,35 @@ pub async fn me(
             .map(|m| MatchView::new(m, engine.config())),
         stats: PlayerView::new(me, engine.stats(me), active.map(|m| m.0)),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_session_cache_is_bounded_and_drops_the_expired_first() {
+        let auth = AuthState::default();
+        let someone = Address::from_bytes([7; 32]);
+        let len = || auth.sessions.lock().unwrap().len();
+        // Full of sessions that expired at 1,000, but for one still valid.
+        auth.cache_session("live".into(), (someone, 5_000), 0);
+        for i in 1..MAX_CACHED_SESSIONS {
+            auth.cache_session(format!("old{i}"), (someone, 1_000), 0);
+        }
+        assert_eq!(len(), MAX_CACHED_SESSIONS);
+        auth.cache_session("new".into(), (someone, 9_000), 2_000);
+        assert_eq!(
+            len(),
+            2,
+            "only the unexpired session and the new one remain"
+        );
+        // Full of valid sessions: it is emptied, the database still has them all.
+        for i in 2..MAX_CACHED_SESSIONS {
+            auth.cache_session(format!("valid{i}"), (someone, 9_000), 2_000);
+        }
+        assert_eq!(len(), MAX_CACHED_SESSIONS);
+        auth.cache_session("one more".into(), (someone, 9_000), 2_000);
+        assert_eq!(len(), 1);
+    }
 }
