@@ -27,7 +27,10 @@ use axum::{
     middleware::{self, Next},
     response::{IntoResponse, Response},
 };
-use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter, clock::Clock as _};
+use governor::{
+    DefaultKeyedRateLimiter, Quota, RateLimiter,
+    clock::{Clock as _, DefaultClock},
+};
 use metrics_exporter_prometheus::PrometheusHandle;
 use serde::de::DeserializeOwned;
 use tokio::sync::Semaphore;
@@ -79,11 +82,13 @@ impl std::fmt::Debug for AppState {
     }
 }
 
-/// Per-IP and per-address rate limiters.
+/// Per-IP and per-address rate limiters, and the one clock they and every WebSocket's
+/// limiter read (a clock made afresh checks the CPU's counter support again).
 #[derive(Debug)]
 pub struct Limits {
     per_ip: DefaultKeyedRateLimiter<IpAddr>,
     per_address: DefaultKeyedRateLimiter<Address>,
+    clock: DefaultClock,
 }
 
 impl Limits {
@@ -94,9 +99,14 @@ impl Limits {
         let quota = |rate: u32| {
             Quota::per_second(NonZeroU32::new(rate).unwrap_or(NonZeroU32::MIN)).allow_burst(burst)
         };
+        let clock = DefaultClock::default();
         Limits {
-            per_ip: RateLimiter::keyed(quota(settings.rate_per_ip)),
-            per_address: RateLimiter::keyed(quota(settings.rate_per_address)),
+            per_ip: RateLimiter::dashmap_with_clock(quota(settings.rate_per_ip), clock.clone()),
+            per_address: RateLimiter::dashmap_with_clock(
+                quota(settings.rate_per_address),
+                clock.clone(),
+            ),
+            clock,
         }
     }
 
@@ -166,7 +176,7 @@ impl FromRequestParts<AppState> for Authed {
         let address = state.authenticate(token).await?;
         if let Err(not_until) = state.limits.per_address.check_key(&address) {
             return Err(rate_limited(
-                not_until.wait_time_from(governor::clock::DefaultClock::default().now()),
+                not_until.wait_time_from(state.limits.clock.now()),
             ));
         }
         Ok(Authed(address))
@@ -407,9 +417,7 @@ async fn limit_ip(State(state): State<AppState>, request: Request, next: Next) -
         .get::<ConnectInfo<SocketAddr>>()
         .map_or(IpAddr::from([127, 0, 0, 1]), |c| c.0.ip());
     if let Err(not_until) = state.limits.per_ip.check_key(&ip) {
-        return rate_limited(
-            not_until.wait_time_from(governor::clock::DefaultClock::default().now()),
-        )
+        return rate_limited(not_until.wait_time_from(state.limits.clock.now()))
         .into_response();
     }
     next.run(request).await
