@@ -239,11 +239,13 @@ impl Store {
         after: u64,
         limit: u32,
     ) -> Result<Vec<(Event, Vec<String>)>, StoreError> {
-        let rows = sqlx::query("SELECT seq, body FROM events WHERE seq > $1 ORDER BY seq LIMIT CAST($2 AS BIGINT)")
-            .bind(to_i64(after))
-            .bind(i64::from(limit))
-            .fetch_all(&mut *conn)
-            .await?;
+        let rows = sqlx::query(
+            "SELECT seq, body FROM events WHERE seq > $1 ORDER BY seq LIMIT CAST($2 AS BIGINT)",
+        )
+        .bind(to_i64(after))
+        .bind(i64::from(limit))
+        .fetch_all(&mut *conn)
+        .await?;
         let Some(last) = rows.last() else {
             return Ok(Vec::new());
         };
