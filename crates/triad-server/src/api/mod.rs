@@ -242,7 +242,7 @@ impl utoipa::Modify for BearerAuth {
 
 /// The API's routes and their OpenAPI document.
 pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
-    OpenApiRouter::with_openapi(ApiDoc::openapi())
+    let (router, openapi) = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .routes(routes!(auth::challenge))
         .routes(routes!(auth::login))
         .routes(routes!(auth::logout))
@@ -279,7 +279,75 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(apps::manifest))
         .routes(routes!(a2a::agent_card))
         .routes(routes!(a2a::rpc))
-        .split_for_parts()
+        .split_for_parts();
+    (router, prefer_minimal(openapi))
+}
+
+/// Documents `Prefer: return=minimal` (RFC 7240) on every command, that is every operation
+/// whose success answer is a `CommandResult`: the request header, the answer's
+/// `oneOf` `CommandResult` or `CommandAck`, and its `Preference-Applied` header.
+fn prefer_minimal(openapi: utoipa::openapi::OpenApi) -> utoipa::openapi::OpenApi {
+    use serde_json::{Value, json};
+    use utoipa::{PartialSchema as _, ToSchema as _};
+    let Ok(mut doc) = serde_json::to_value(&openapi) else {
+        return openapi;
+    };
+    let full = json!({"$ref": "#/components/schemas/CommandResult"});
+    let prefer = json!({
+        "name": "Prefer",
+        "in": "header",
+        "required": false,
+        "description": "`return=minimal` (RFC 7240): answer with a CommandAck (the match id and \
+            the new events' sequence numbers, which the WebSocket delivers in full) instead of \
+            the match view and the events.",
+        "schema": {"type": "string", "enum": ["return=minimal", "return=representation"]},
+    });
+    let applied = json!({
+        "description": "`return=minimal` when the answer is a CommandAck.",
+        "schema": {"type": "string", "enum": ["return=minimal"]},
+    });
+    let mut documented = false;
+    if let Some(paths) = doc["paths"].as_object_mut() {
+        for operation in paths
+            .values_mut()
+            .filter_map(Value::as_object_mut)
+            .flat_map(|item| item.values_mut())
+        {
+            let Some(responses) = operation
+                .get_mut("responses")
+                .and_then(Value::as_object_mut)
+            else {
+                continue;
+            };
+            let mut command = false;
+            for response in responses.values_mut() {
+                // Read with a pointer: indexing a missing key would insert it.
+                let Some(schema) = response.pointer_mut("/content/application~1json/schema") else {
+                    continue;
+                };
+                if *schema == full {
+                    *schema = json!({"oneOf": [full, {"$ref": "#/components/schemas/CommandAck"}]});
+                    if let Some(response) = response.as_object_mut() {
+                        let headers = response.entry("headers").or_insert_with(|| json!({}));
+                        headers["Preference-Applied"] = applied.clone();
+                    }
+                    command = true;
+                }
+            }
+            if command {
+                match operation["parameters"].as_array_mut() {
+                    Some(parameters) => parameters.push(prefer.clone()),
+                    None => operation["parameters"] = json!([prefer]),
+                }
+                documented = true;
+            }
+        }
+    }
+    if documented {
+        doc["components"]["schemas"][games::CommandAck::name().as_ref()] =
+            serde_json::to_value(games::CommandAck::schema()).unwrap_or_default();
+    }
+    serde_json::from_value(doc).unwrap_or(openapi)
 }
 
 /// Numbers each request, for the logs.
@@ -417,8 +485,7 @@ async fn limit_ip(State(state): State<AppState>, request: Request, next: Next) -
         .get::<ConnectInfo<SocketAddr>>()
         .map_or(IpAddr::from([127, 0, 0, 1]), |c| c.0.ip());
     if let Err(not_until) = state.limits.per_ip.check_key(&ip) {
-        return rate_limited(not_until.wait_time_from(state.limits.clock.now()))
-        .into_response();
+        return rate_limited(not_until.wait_time_from(state.limits.clock.now())).into_response();
     }
     next.run(request).await
 }

@@ -487,8 +487,8 @@ async fn until_event(
     }
 }
 
-/// A POST with the session; the JSON answer, or a failure at `stage` with the server's
-/// error code.
+/// A POST with the session, asking for the short answer (`Prefer: return=minimal`); the
+/// JSON answer, or a failure at `stage` with the server's error code.
 async fn post(
     ctx: &Shared,
     token: &str,
@@ -500,6 +500,8 @@ async fn post(
         .http
         .post(format!("{}{path}", ctx.server))
         .bearer_auth(token)
+        // The WebSocket brings the events: the short answer is enough (RFC 7240).
+        .header("prefer", "return=minimal")
         .json(body)
         .send()
         .await
@@ -541,7 +543,7 @@ async fn play_game(ctx: &Shared, index: u64, mut arrival: Arrival) -> Result<Gam
         "challenge",
     )
     .await?;
-    let id = issued["match"]["id"]
+    let id = issued["match_id"]
         .as_u64()
         .ok_or_else(|| fail("challenge")(format!("no match id in {issued}")))?;
     // The challenged client learns of the challenge as a person would: on its inbox.
@@ -952,6 +954,7 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<std::process::ExitCode> {
             "server": args.server, "seed": args.seed, "games": args.games,
             "warmup": args.warmup, "think_ms": args.think_ms, "hold": args.hold,
             "game_timeout_s": args.game_timeout_s, "flow": "challenge+accept",
+            "prefer": "return=minimal",
         }),
         series: vec![Series {
             label: args.label.clone(),
