@@ -125,13 +125,7 @@ def main():
         # Start-up is subtracted here too (the quanta clock's one-off calibration, say,
         # would otherwise show as a per-game cost).
         incl = {k: v - base_incl.get(k, 0) for k, v in incl.items()}
-        # The quanta clock calibrates itself once per process, for as long as its timing
-        # asks (3-16 M instructions a run): the one start-up cost that varies. Left out of
-        # the steady total, which then repeats within ~0.1%.
-        clock = "QuantaClock::default (a new rate-limiter clock)"
-        calibration = inclusive(f"{run}/incl.txt").get(clock, 0) - base_incl.get(clock, 0)
-        steady = (total - base_total - calibration) / games
-        results.append(((total - base_total) / games, per_game, incl, total - base_total, steady))
+        results.append(((total - base_total) / games, per_game, incl, total - base_total))
     names = sorted([n for n, _ in CATEGORIES] + [OTHER], key=lambda k: -results[0][1].get(k, 0))
     head = " | ".join(f"{run}: instructions/game | share" for run, _ in pairs)
     print(f"| category (self cost) | {head} |")
@@ -140,9 +134,7 @@ def main():
         cells = " | ".join(f"{r[1].get(k, 0):,.0f} | {100 * r[1].get(k, 0) / r[0]:.1f}%" for r in results)
         print(f"| {k} | {cells} |")
     cells = " | ".join(f"**{r[0]:,.0f}** | 100%" for r in results)
-    print(f"| **total** | {cells} |")
-    cells = " | ".join(f"**{r[4]:,.0f}** | " for r in results)
-    print(f"| **total without the clock's calibration** (start-up, varies by run) | {cells} |\n")
+    print(f"| **total** | {cells} |\n")
     head = " | ".join(f"{run}: instructions/game (share)" for run, _ in pairs)
     print(f"| function (inclusive, overlapping) | {head} |")
     print("|---|" + "---:|" * len(pairs))
