@@ -14,6 +14,8 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DIR=${1:?usage: callgrind.sh DIR GAMES}
 GAMES=${2:?usage: callgrind.sh DIR GAMES}
 CONC=${CONC:-10}
+# More `triad bench` options: BENCH_ARGS=--login-per-game is the mode of the first profile.
+BENCH_ARGS=${BENCH_ARGS:-}
 PORT=${PORT:-18731}
 TRIAD=${TRIAD:-${CARGO_TARGET_DIR:-$ROOT/target}/release/triad}
 command -v valgrind >/dev/null || { echo "valgrind is missing: apt-get install valgrind" >&2; exit 1; }
@@ -26,7 +28,7 @@ VG=$!
 for _ in $(seq 120); do curl -s -o /dev/null "http://127.0.0.1:$PORT/" && break; sleep 1; done
 if [ "$GAMES" != 0 ]; then
   taskset -c 1 "$TRIAD" bench --server "http://127.0.0.1:$PORT" --concurrency "$CONC" \
-    --games "$GAMES" --warmup 0 --game-timeout-s 600 --no-progress --json "$DIR/bench.json" \
+    --games "$GAMES" --warmup 0 --game-timeout-s 600 --no-progress --json "$DIR/bench.json" $BENCH_ARGS \
     >"$DIR/bench.out" 2>&1
 fi
 kill -TERM "$VG"

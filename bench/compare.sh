@@ -7,6 +7,7 @@
 #   bench/compare.sh                      # concurrency 1,10,100,500; 1000 games; 2 repeats
 #   CONC=100 GAMES=500 REPEAT=1 bench/compare.sh
 #   OUT=bench/results/x MODES=memory CONC=500 REPS=2 SKIP_PEER=1 bench/compare.sh  # redo a point
+#   BENCH_ARGS=--login-per-game SKIP_PEER=1 CONC=100 bench/compare.sh             # run1's mode
 #
 # Triad runs twice per point: "durable" (SQLite on disk, synchronous=FULL, every move
 # committed before it is acknowledged: the default) and "memory" (the same server with its
@@ -25,6 +26,9 @@ DISK_DIR=${DISK_DIR:-$OUT/db}
 SHM_DIR=${SHM_DIR:-/dev/shm/triad-bench-$$}
 SKIP_PEER=${SKIP_PEER:-0}
 MODES=${MODES:-durable memory}
+# More `triad bench` options, e.g. BENCH_ARGS=--login-per-game (two fresh logins per game,
+# as run1 did; by default each client logs in once and plays its slot's games).
+BENCH_ARGS=${BENCH_ARGS:-}
 REPS=${REPS:-$(seq "$REPEAT")}
 
 [ -x "$TRIAD" ] || { echo "no $TRIAD: run cargo build --release -p triad (or set TRIAD)" >&2; exit 1; }
@@ -75,7 +79,7 @@ run_triad() {
       echo "triad $label: concurrency $c, repeat $rep ($URL, pid $SERVER_PID)" >&2
       taskset -c 1 "$TRIAD" bench --server "$URL" --server-pid "$SERVER_PID" \
         --concurrency "$c" --games "$GAMES" --seed "$SEED" --label "triad $label" \
-        --json "$OUT/triad-$label-c$c-r$rep.json" >/dev/null || status=1
+        --json "$OUT/triad-$label-c$c-r$rep.json" $BENCH_ARGS >/dev/null || status=1
       stop_server
     done
   done

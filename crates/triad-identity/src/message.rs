@@ -292,7 +292,9 @@ impl LoginMessage {
                 actual: format_address(&address),
             });
         }
-        scheme.verify(public_key_hex, self.render().as_bytes(), signature)
+        // The key is parsed (and checked) once, here, for the address and the signature.
+        scheme.verify_parsed(&key, self.render().as_bytes(), signature)?;
+        Ok(key)
     }
 }
 
@@ -482,6 +484,60 @@ mod tests {
             .verify(Scheme::Ed25519, &public_key, &signature, ISSUED)
             .unwrap_err();
         assert_eq!(err, AuthError::BadSignature);
+    }
+
+    #[test]
+    fn verify_refuses_what_scheme_verify_refuses() {
+        // LoginMessage::verify parses the key once and checks the signature with it; each
+        // bad key or signature must still get the error Scheme::verify gives on its own.
+        let key = SigningKey::from_bytes(&[9; 32]);
+        let public_key = crate::public_key_hex(&key.verifying_key());
+        let message = LoginMessage::new(
+            "triad.example",
+            address_of(&key.verifying_key()),
+            NONCE,
+            ISSUED,
+            ISSUED + 1_000,
+        )
+        .unwrap();
+        let bytes = message.render();
+        for scheme in Scheme::ALL {
+            let good = scheme.sign(&key, bytes.as_bytes());
+            let other = scheme.sign(&SigningKey::from_bytes(&[10; 32]), bytes.as_bytes());
+            let cases = [
+                (public_key.clone(), other),
+                (public_key.clone(), good[..good.len() - 4].to_owned()),
+                (public_key.clone(), "zz".repeat(64)),
+                (
+                    format!(
+                        "{}{}",
+                        if public_key.starts_with('0') { 1 } else { 0 },
+                        &public_key[1..]
+                    ),
+                    good.clone(),
+                ),
+                ("ff".repeat(32), good.clone()),
+                (format!("{public_key}00"), good.clone()),
+                // The identity point: canonical, on the curve, of small order.
+                (format!("01{}", "00".repeat(31)), good.clone()),
+            ];
+            for (public, signature) in cases {
+                let alone = scheme.verify(&public, bytes.as_bytes(), &signature);
+                let login = message.verify(scheme, &public, &signature, ISSUED);
+                match alone {
+                    Ok(_) => panic!("{scheme} accepted {public} {signature}"),
+                    Err(e)
+                        if login
+                            .as_ref()
+                            .is_err_and(|l| l.code() == "address_mismatch") =>
+                    {
+                        // A valid key of another address is refused before the signature.
+                        assert_ne!(public, public_key, "{e}");
+                    }
+                    Err(e) => assert_eq!(login.unwrap_err(), e, "{scheme} {public} {signature}"),
+                }
+            }
+        }
     }
 
     #[test]

@@ -84,6 +84,16 @@ pub fn verify_ed25519(
     signature_hex: &str,
 ) -> Result<VerifyingKey, AuthError> {
     let key = parse_public_key(public_key_hex)?;
+    verify_ed25519_with(&key, message, signature_hex)?;
+    Ok(key)
+}
+
+/// [`verify_ed25519`] with the key already parsed by [`parse_public_key`].
+fn verify_ed25519_with(
+    key: &VerifyingKey,
+    message: &[u8],
+    signature_hex: &str,
+) -> Result<(), AuthError> {
     let signature = decode_hex::<64>("signature", signature_hex).map_err(|err| {
         match err {
             // A wallet's signature sent without its scheme: say so.
@@ -101,8 +111,7 @@ pub fn verify_ed25519(
             other => other,
         }
     })?;
-    verify_strict(&key, message, &signature)?;
-    Ok(key)
+    verify_strict(key, message, &signature)
 }
 
 /// The 32 bytes a Sui wallet's `signPersonalMessage` actually signs for `message`:
@@ -169,12 +178,21 @@ pub fn verify_sui_personal_message(
     signature: &str,
 ) -> Result<VerifyingKey, AuthError> {
     let key = parse_public_key(public_key_hex)?;
+    verify_sui_personal_message_with(&key, message, signature)?;
+    Ok(key)
+}
+
+/// [`verify_sui_personal_message`] with the key already parsed by [`parse_public_key`].
+fn verify_sui_personal_message_with(
+    key: &VerifyingKey,
+    message: &[u8],
+    signature: &str,
+) -> Result<(), AuthError> {
     let (signature, signer) = decode_sui_signature(signature)?;
     if signer != *key.as_bytes() {
         return Err(AuthError::PublicKeyMismatch);
     }
-    verify_strict(&key, &sui_personal_message_digest(message), &signature)?;
-    Ok(key)
+    verify_strict(key, &sui_personal_message_digest(message), &signature)
 }
 
 /// Splits a base64 Sui serialized Ed25519 signature into signature and public key.
@@ -290,6 +308,21 @@ impl Scheme {
             Scheme::SuiPersonalMessage => {
                 verify_sui_personal_message(public_key_hex, message, signature)
             }
+        }
+    }
+
+    /// [`Scheme::verify`] with a key that [`parse_public_key`] returned (so already
+    /// checked to be canonical, on the curve and not of small order): the same checks of
+    /// the signature, without parsing the key again.
+    pub(crate) fn verify_parsed(
+        self,
+        key: &VerifyingKey,
+        message: &[u8],
+        signature: &str,
+    ) -> Result<(), AuthError> {
+        match self {
+            Scheme::Ed25519 => verify_ed25519_with(key, message, signature),
+            Scheme::SuiPersonalMessage => verify_sui_personal_message_with(key, message, signature),
         }
     }
 }

@@ -748,7 +748,7 @@ pub async fn inbox(
 ) -> Result<Vec<InboxMessage>, ApiError> {
     let rows = sqlx::query(
         "SELECT id, sender, app_id, action, payload, signed, match_id, created_ms \
-         FROM agent_messages WHERE recipient = $1 AND id > $2 ORDER BY id LIMIT $3",
+         FROM agent_messages WHERE recipient = $1 AND id > $2 ORDER BY id LIMIT CAST($3 AS BIGINT)",
     )
     .bind(recipient.to_string())
     .bind(to_i64(after))

@@ -125,7 +125,7 @@ pub async fn start(settings: Settings) -> Result<Running, ServeError> {
     });
     let hub = Hub::default();
     let (core, core_task) = Core::start(engine, store.clone(), hub.clone(), clock);
-    let (_, openapi) = api::routes();
+    let openapi = api::openapi();
     let state = AppState {
         core,
         store,

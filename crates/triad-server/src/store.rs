@@ -5,6 +5,12 @@
 //! transaction (group commit): its events, the topics they were published on, the latest
 //! state of every match they touched, and each player's ledger entries. On start the engine
 //! is rebuilt by replaying the log.
+//!
+//! A bound `LIMIT` is always written `LIMIT CAST($n AS BIGINT)`, never `LIMIT $n`: SQLite
+//! (3.51, bundled) reads a bare bound limit while it prepares the statement
+//! (`sqlite3ExprIsInteger`), so every new binding expires the cached statement and the next
+//! step compiles it again. Behind the cast the limit is an expression evaluated when the
+//! statement runs, and the prepared statement stays valid; PostgreSQL takes either form.
 
 use std::{borrow::Cow, str::FromStr, time::Instant};
 
@@ -241,11 +247,13 @@ impl Store {
         after: u64,
         limit: u32,
     ) -> Result<Vec<(Event, Vec<String>)>, StoreError> {
-        let rows = sqlx::query("SELECT seq, body FROM events WHERE seq > $1 ORDER BY seq LIMIT $2")
-            .bind(to_i64(after))
-            .bind(i64::from(limit))
-            .fetch_all(&mut *conn)
-            .await?;
+        let rows = sqlx::query(
+            "SELECT seq, body FROM events WHERE seq > $1 ORDER BY seq LIMIT CAST($2 AS BIGINT)",
+        )
+        .bind(to_i64(after))
+        .bind(i64::from(limit))
+        .fetch_all(&mut *conn)
+        .await?;
         let Some(last) = rows.last() else {
             return Ok(Vec::new());
         };
@@ -533,7 +541,7 @@ impl Store {
     ) -> Result<Vec<StoredEvent>, StoreError> {
         let rows = sqlx::query(
             "SELECT e.seq, e.body FROM event_topics t JOIN events e ON e.seq = t.seq \
-             WHERE t.topic = $1 AND t.seq > $2 ORDER BY t.seq LIMIT $3",
+             WHERE t.topic = $1 AND t.seq > $2 ORDER BY t.seq LIMIT CAST($3 AS BIGINT)",
         )
         .bind(topic)
         .bind(to_i64(since))
@@ -583,7 +591,7 @@ impl Store {
              WHERE (CAST($1 AS TEXT) IS NULL OR m.id IN (SELECT match_id FROM match_players WHERE address = CAST($1 AS TEXT))) \
              AND (CAST($2 AS TEXT) IS NULL OR m.phase = CAST($2 AS TEXT) \
                   OR (CAST($2 AS TEXT) = 'active' AND m.phase <> 'finished')) AND m.id < $3 \
-             ORDER BY m.id DESC LIMIT $4",
+             ORDER BY m.id DESC LIMIT CAST($4 AS BIGINT)",
         )
         .bind(player.map(|a| a.to_string()))
         .bind(phase)
@@ -612,7 +620,7 @@ impl Store {
         let rows = sqlx::query(
             "SELECT l.seq, l.amount, l.reason, l.match_id, e.at_ms \
              FROM ledger_entries l JOIN events e ON e.seq = l.seq \
-             WHERE l.address = $1 AND l.seq < $2 ORDER BY l.seq DESC LIMIT $3",
+             WHERE l.address = $1 AND l.seq < $2 ORDER BY l.seq DESC LIMIT CAST($3 AS BIGINT)",
         )
         .bind(address.to_string())
         .bind(to_i64(before.unwrap_or(u64::MAX)))

@@ -465,6 +465,97 @@ async fn a_repeated_move_answers_duplicate_and_changes_nothing() {
 }
 
 #[tokio::test]
+async fn prefer_return_minimal_answers_a_command_with_the_match_id_and_event_seqs() {
+    let server = Server::start().await;
+    let (alice, bob) = funded_pair(&server, 0).await;
+    let id = server.challenge_accepted(&alice, &bob, 0).await;
+    let play = |user, seq: u8, cell: u8, mark: &str, prefer: Option<&str>| {
+        let mut call = server
+            .post(&format!("/api/matches/{id}/moves"))
+            .auth(user)
+            .json(&json!({ "seq": seq, "cell": cell, "mark": mark }));
+        if let Some(prefer) = prefer {
+            call = call.header("prefer", prefer);
+        }
+        call.send()
+    };
+
+    // Without the preference: the full answer, as always, and no Preference-Applied.
+    let full = play(&alice, 1, 4, "X", None).await;
+    let body = full.expect(201);
+    assert_eq!(body["match"]["board"], "----X----", "{body}");
+    assert!(full.headers.get("preference-applied").is_none());
+    let full_seqs: Vec<u64> = body["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["seq"].as_u64().unwrap())
+        .collect();
+    assert!(!full_seqs.is_empty());
+
+    // With it: the match id and the new events' seqs, which follow the previous ones.
+    let minimal = play(&bob, 2, 0, "O", Some("return=minimal")).await;
+    let body = minimal.expect(201).clone();
+    assert_eq!(
+        minimal.headers.get("preference-applied").unwrap(),
+        "return=minimal"
+    );
+    let seqs: Vec<u64> = serde_json::from_value(body["event_seqs"].clone()).unwrap();
+    assert_eq!(
+        seqs.first(),
+        Some(&(full_seqs.last().unwrap() + 1)),
+        "{body}"
+    );
+    assert_eq!(
+        body,
+        json!({"match_id": id, "event_seqs": seqs, "duplicate": false})
+    );
+    // Those are the events the match's log holds.
+    let events = server
+        .get(&format!("/api/matches/{id}/events?since={}", seqs[0] - 1))
+        .send()
+        .await;
+    let logged: Vec<u64> = events.expect(200)["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["seq"].as_u64().unwrap())
+        .collect();
+    assert_eq!(logged, seqs);
+    assert_eq!(server.match_(id).await["board"], "O---X----");
+
+    // A duplicate, minimal: no events, still the match. Other preferences, parameters,
+    // case and quotes are understood as RFC 7240 has them; the first `return` counts.
+    let again = play(
+        &bob,
+        2,
+        0,
+        "O",
+        Some("respond-async, RETURN=\"minimal\"; x=1"),
+    )
+    .await;
+    assert_eq!(
+        again.expect(200),
+        &json!({"match_id": id, "event_seqs": [], "duplicate": true})
+    );
+    let representation = play(
+        &bob,
+        2,
+        0,
+        "O",
+        Some("return=representation, return=minimal"),
+    )
+    .await;
+    assert_eq!(representation.expect(200)["match"]["board"], "O---X----");
+    assert!(representation.headers.get("preference-applied").is_none());
+
+    // An error is the same error either way.
+    play(&alice, 2, 5, "X", Some("return=minimal"))
+        .await
+        .expect_error(409, 113, "stale_seq");
+}
+
+#[tokio::test]
 async fn forfeiting_gives_the_opponent_the_win() {
     let server = Server::start().await;
     let (alice, bob) = funded_pair(&server, 1_000).await;

@@ -152,6 +152,61 @@ async fn the_openapi_document_is_3_1_and_documents_every_served_route() {
     assert!(doc["components"]["schemas"]["ErrorBody"].is_object());
 }
 
+/// Every command (an operation answering a `CommandResult`) documents `Prefer:
+/// return=minimal`: the header, the answer as `CommandResult` or `CommandAck`, and
+/// `Preference-Applied`; nothing else does.
+#[tokio::test]
+async fn every_command_documents_prefer_return_minimal() {
+    let server = Server::start().await;
+    let doc = openapi_ok(&server.get("/api/openapi.json").send().await).clone();
+    let ack = &doc["components"]["schemas"]["CommandAck"];
+    let mut required: Vec<&str> = ack["required"]
+        .as_array()
+        .unwrap_or_else(|| panic!("CommandAck: {ack}"))
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    required.sort_unstable();
+    // `match_id` is always there (null for a command without a match), as `match` is in
+    // CommandResult; `event_seqs`, required, tells the two forms apart.
+    assert_eq!(required, ["duplicate", "event_seqs"]);
+    assert!(ack["properties"]["match_id"].is_object(), "{ack}");
+    let either = json!({"oneOf": [
+        {"$ref": "#/components/schemas/CommandResult"},
+        {"$ref": "#/components/schemas/CommandAck"},
+    ]});
+    let mut commands = BTreeSet::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            let text = op.to_string();
+            let prefer = op["parameters"].as_array().is_some_and(|ps| {
+                ps.iter()
+                    .any(|p| p["name"] == "Prefer" && p["in"] == "header")
+            });
+            if op["responses"]["201"]["content"]["application/json"]["schema"] == either {
+                assert!(prefer, "{method} {path}: no Prefer parameter");
+                assert!(
+                    op["responses"]["201"]["headers"]["Preference-Applied"].is_object(),
+                    "{method} {path}"
+                );
+                commands.insert(format!("{method} {path}"));
+            } else {
+                assert!(
+                    !prefer && !text.contains("CommandResult"),
+                    "{method} {path}: {op}"
+                );
+            }
+        }
+    }
+    for command in [
+        "post /api/matches/{id}/moves",
+        "post /api/challenges",
+        "post /api/ledger/deposit",
+    ] {
+        assert!(commands.contains(command), "{command} in {commands:?}");
+    }
+}
+
 /// The check that catches an undocumented route. The router is read independently of the
 /// document (from its `Debug` output) and must serve exactly the documented operations and
 /// the hand-written list: a route added with `.route(…)` in `api::app` or `api::routes`,

@@ -49,8 +49,42 @@ async fn the_move_scripts_are_the_peers_for_several_seeds() {
     }
 }
 
+/// Successful logins the server counted (its Prometheus counter).
+async fn logins(base: &str) -> u64 {
+    let text = reqwest::get(format!("{base}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .filter(|l| {
+            l.starts_with("triad_http_requests_total{")
+                && l.contains("route=\"/api/auth/login\"")
+                && l.contains("status=\"200\"")
+        })
+        .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+        .sum()
+}
+
 #[tokio::test]
 async fn a_small_run_plays_every_game_without_an_error() {
+    // By default each client logs in once, in its first game (a warmup game here), and
+    // plays every later game of its slot with that session, also at the next point: at
+    // most 4 slots at once, so 8 logins for the 2 x (3 + 12) games.
+    let base = small_run(&[], "per-client").await;
+    assert_eq!(base.1, 8, "logins");
+}
+
+#[tokio::test]
+async fn with_login_per_game_every_game_logs_two_fresh_keys_in() {
+    let base = small_run(&["--login-per-game"], "per-game").await;
+    assert_eq!(base.1, 2 * 2 * (3 + 12), "logins");
+}
+
+/// Plays 3 warmup and 12 measured games at concurrency 1 then 4, checks the report (its
+/// `login` parameter is `login`), and returns it with the server's count of logins.
+async fn small_run(extra: &[&str], login: &str) -> (Value, u64) {
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(dir.path(), "", &[]).await;
     let json = dir.path().join("bench.json");
@@ -63,12 +97,15 @@ async fn a_small_run_plays_every_game_without_an_error() {
         .args(["--seed", "5", "--no-progress", "--json"])
         .arg(&json)
         .arg("--svg")
-        .arg(&svg);
+        .arg(&svg)
+        .args(extra);
     let (status, stdout, stderr) = run_to_exit(bench, dir.path(), "bench").await;
     assert!(status.success(), "triad bench failed:\n{stderr}\n{stdout}");
     let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let printed: Value = serde_json::from_str(&stdout).expect("the report on stdout is JSON");
     assert_eq!(report, printed);
+    assert_eq!(report["params"]["login"], login, "{}", report["params"]);
+    assert_eq!(report["params"]["prefer"], "return=minimal");
 
     // The moves of seed 5's games 0..11, from the scripts themselves.
     let mut dump = triad();
@@ -115,4 +152,6 @@ async fn a_small_run_plays_every_game_without_an_error() {
         chart.contains("concurrent games"),
         "the chart has its axis labels"
     );
+    let logins = logins(&server.api.base).await;
+    (report, logins)
 }

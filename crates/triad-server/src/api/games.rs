@@ -52,6 +52,116 @@ pub struct CommandResult {
     pub duplicate: bool,
 }
 
+/// What a command did, in short: the answer to a command sent with
+/// `Prefer: return=minimal` (RFC 7240), for a client that follows the match on the
+/// WebSocket, where the same events arrive in full.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CommandAck {
+    /// The match the command concerns, if any.
+    pub match_id: Option<u64>,
+    /// The sequence numbers of the events it caused, oldest first (empty for a duplicate):
+    /// the WebSocket delivers each of them on the topics it concerns.
+    pub event_seqs: Vec<u64>,
+    /// True when the command repeated one already applied, which changed nothing.
+    pub duplicate: bool,
+}
+
+/// A command's answer: [`CommandResult`], or [`CommandAck`] when the request carried
+/// `Prefer: return=minimal`; that answer says `Preference-Applied: return=minimal`.
+#[derive(Debug)]
+pub enum CommandReply {
+    /// The match view and the events.
+    Full(StatusCode, Box<CommandResult>),
+    /// The match id and the events' sequence numbers.
+    Minimal(StatusCode, CommandAck),
+}
+
+impl IntoResponse for CommandReply {
+    fn into_response(self) -> axum::response::Response {
+        match self {
+            CommandReply::Full(status, body) => (status, Json(*body)).into_response(),
+            CommandReply::Minimal(status, body) => (
+                status,
+                [(
+                    axum::http::HeaderName::from_static("preference-applied"),
+                    axum::http::HeaderValue::from_static("return=minimal"),
+                )],
+                Json(body),
+            )
+                .into_response(),
+        }
+    }
+}
+
+/// True when the request's `Prefer` headers ask for `return=minimal` (RFC 7240: the
+/// preferences are a comma-separated list, names and values case-insensitive, the value
+/// possibly quoted, parameters after `;` ignored; of several `return` preferences the
+/// first counts).
+pub(crate) fn prefers_minimal(headers: &HeaderMap) -> bool {
+    for value in headers.get_all("prefer") {
+        let Ok(text) = value.to_str() else { continue };
+        for preference in text.split(',') {
+            let token = preference.split(';').next().unwrap_or_default();
+            let (name, value) = token.split_once('=').unwrap_or((token, ""));
+            if name.trim().eq_ignore_ascii_case("return") {
+                return value
+                    .trim()
+                    .trim_matches('"')
+                    .eq_ignore_ascii_case("minimal");
+            }
+        }
+    }
+    false
+}
+
+/// The reply to a command: `Prefer: return=minimal` gets the short form, without reading
+/// the match (`focus` or the first event's) at all.
+async fn reply(
+    state: &AppState,
+    headers: &HeaderMap,
+    receipt: Receipt,
+    focus: Option<MatchId>,
+) -> Result<CommandReply, ApiError> {
+    let id = focus
+        .or_else(|| {
+            receipt
+                .events
+                .iter()
+                .find_map(triad_engine::Event::match_id)
+        })
+        .or(match receipt.duplicate {
+            Some(triad_engine::Duplicate::Move { match_id, .. }) => Some(match_id),
+            _ => None,
+        });
+    let status = if receipt.events.is_empty() {
+        StatusCode::OK
+    } else {
+        StatusCode::CREATED
+    };
+    if prefers_minimal(headers) {
+        return Ok(CommandReply::Minimal(
+            status,
+            CommandAck {
+                match_id: id.map(|id| id.0),
+                event_seqs: receipt.events.iter().map(|e| e.seq).collect(),
+                duplicate: receipt.duplicate.is_some(),
+            },
+        ));
+    }
+    let match_ = match id {
+        Some(id) => state.match_view(id).await?,
+        None => None,
+    };
+    Ok(CommandReply::Full(
+        status,
+        Box::new(CommandResult {
+            match_,
+            duplicate: receipt.duplicate.is_some(),
+            events: receipt.events,
+        }),
+    ))
+}
+
 pub(crate) fn idempotency_key(
     headers: &HeaderMap,
 ) -> Result<Option<triad_engine::IdempotencyKey>, ApiError> {
@@ -77,44 +187,17 @@ pub(crate) fn idempotency_key(
     ))))
 }
 
-/// Runs a command and answers with the match it concerns.
+/// Runs a command and answers with the match it concerns (see [`reply`]).
 pub(crate) async fn run(
     state: &AppState,
     actor: Address,
     command: Command,
     headers: &HeaderMap,
     focus: Option<MatchId>,
-) -> Result<(StatusCode, Json<CommandResult>), ApiError> {
+) -> Result<CommandReply, ApiError> {
     let key = idempotency_key(headers)?;
     let receipt: Receipt = state.core.execute(actor, command, key).await?;
-    let id = focus
-        .or_else(|| {
-            receipt
-                .events
-                .iter()
-                .find_map(triad_engine::Event::match_id)
-        })
-        .or(match receipt.duplicate {
-            Some(triad_engine::Duplicate::Move { match_id, .. }) => Some(match_id),
-            _ => None,
-        });
-    let match_ = match id {
-        Some(id) => state.match_view(id).await?,
-        None => None,
-    };
-    let status = if receipt.events.is_empty() {
-        StatusCode::OK
-    } else {
-        StatusCode::CREATED
-    };
-    Ok((
-        status,
-        Json(CommandResult {
-            match_,
-            duplicate: receipt.duplicate.is_some(),
-            events: receipt.events,
-        }),
-    ))
+    reply(state, headers, receipt, focus).await
 }
 
 fn parse_address(text: &str) -> Result<Address, ApiError> {
@@ -496,26 +579,19 @@ pub async fn rematch(
             key,
         )
         .await?;
-    // Answer with the new match when one started, else the old one with the offer.
+    // Answer with the new match when one started, else the old one with the offer. A
+    // repeat (same idempotency key) changed nothing: 200, as for every other command.
     let started = receipt.events.iter().find_map(|e| match e.kind {
         triad_engine::EventKind::GameStarted { match_id, .. } => Some(match_id),
         _ => None,
     });
-    let match_ = state.match_view(started.unwrap_or(MatchId(id))).await?;
-    // A repeat (same idempotency key) changed nothing: 200, as for every other command.
-    let status = if receipt.events.is_empty() {
-        StatusCode::OK
-    } else {
-        StatusCode::CREATED
-    };
-    Ok((
-        status,
-        Json(CommandResult {
-            match_,
-            duplicate: receipt.duplicate.is_some(),
-            events: receipt.events,
-        }),
-    ))
+    reply(
+        &state,
+        &headers,
+        receipt,
+        Some(started.unwrap_or(MatchId(id))),
+    )
+    .await
 }
 
 /// Paging through events.

@@ -145,9 +145,10 @@ async fn connection(mut socket: WebSocket, state: AppState, mut address: Option<
     // The highest sequence number delivered per topic, to drop duplicates between the
     // catch-up from the log and the live frames.
     let mut delivered: HashMap<String, u64> = HashMap::new();
-    let limiter = RateLimiter::direct(
+    let limiter = RateLimiter::direct_with_clock(
         Quota::per_second(NonZeroU32::new(20).unwrap_or(NonZeroU32::MIN))
             .allow_burst(NonZeroU32::new(40).unwrap_or(NonZeroU32::MIN)),
+        state.limits.clock.clone(),
     );
     let mut ping = tokio::time::interval(Duration::from_secs(25));
     ping.tick().await;

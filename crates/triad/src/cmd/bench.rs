@@ -1,8 +1,11 @@
 //! `triad bench`: a load generator that drives a running Triad server the way real clients
 //! do, and the chart of its results.
 //!
-//! Each game has two clients, each with its own key, login and WebSocket. The challenger
-//! challenges, the other learns of the challenge on its `inbox` topic and accepts, both
+//! Each game has two clients, each with its own key, session and WebSocket. A client logs
+//! in once and plays its slot's games one after the other, with a new WebSocket per game
+//! (`--login-per-game`: two fresh keys log in for every game). Every request asks for the
+//! short command answer (`Prefer: return=minimal`): the events come on the WebSocket. The
+//! challenger challenges, the other learns of the challenge on its `inbox` topic and accepts, both
 //! subscribe to the match, and they play game *i* of the same seeded move scripts as the
 //! boardgame.io peer benchmark (`../shared/peerbench/loadgen.js`): a Fisher-Yates shuffle
 //! of the cells by mulberry32, seeded with `(seed * 1000003 + i) mod 2^32`, played until
@@ -68,6 +71,13 @@ pub(crate) struct BenchArgs {
     /// thousands of HTTP connections at once].
     #[arg(long)]
     setup_concurrency: Option<usize>,
+    /// Log two fresh keys in for every game, as the first runs did (2026-11-21, run1). By
+    /// default each of the 2 x concurrency clients logs in once and plays its slot's games
+    /// one after the other with that session, opening a WebSocket per game, as players do
+    /// (and as the boardgame.io peer's clients, whose per-game credentials come from lobby
+    /// calls: our challenge and accept).
+    #[arg(long)]
+    login_per_game: bool,
     /// A game not over after this many seconds fails.
     #[arg(long, default_value_t = 60)]
     game_timeout_s: u64,
@@ -347,12 +357,24 @@ struct Shared {
     think_ms: u64,
     game_timeout: Duration,
     setup_limit: Option<Arc<tokio::sync::Semaphore>>,
+    login_per_game: bool,
+    /// Logged-in pairs between games (and from the warmup to the measured games): a slot
+    /// takes one, or logs a new pair in, and puts it back when its games are done.
+    sessions: std::sync::Mutex<Vec<[Session; 2]>>,
 }
 
-/// One client: its key, its session and its WebSocket.
-struct Client {
+/// A logged-in player.
+struct Session {
     address: String,
     token: String,
+    /// The last event seen on this player's `inbox` topic: the next subscription starts
+    /// after it, so that an old challenge is not sent again.
+    inbox_since: u64,
+}
+
+/// One client in a game: its session and this game's WebSocket.
+struct Client {
+    session: Session,
     ws: Ws,
 }
 
@@ -395,23 +417,29 @@ impl Drop for Arrival {
     }
 }
 
-async fn connect_client(ctx: &Shared) -> Result<Client, Failure> {
+/// A new key, logged in.
+async fn log_in_new(ctx: &Shared) -> Result<Session, Failure> {
     let key = KeyFile::generate(&mut UnwrapErr(SysRng));
     let token = log_in(&ctx.http, &ctx.server, &key)
         .await
         .map_err(fail("login"))?;
-    let url = format!("{}/api/ws?token={token}", ctx.ws_base);
+    Ok(Session {
+        address: key.address_string(),
+        token,
+        inbox_since: 0,
+    })
+}
+
+/// A session's WebSocket for one game.
+async fn connect_client(ctx: &Shared, session: Session) -> Result<Client, Failure> {
+    let url = format!("{}/api/ws?token={}", ctx.ws_base, session.token);
     // A small read buffer (the default is 128 KiB), so that 20,000 clients fit in memory.
     let config = tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
         .read_buffer_size(4 * 1024);
     let (ws, _) = tokio_tungstenite::connect_async_with_config(url, Some(config), true)
         .await
         .map_err(fail("ws_connect"))?;
-    Ok(Client {
-        address: key.address_string(),
-        token,
-        ws,
-    })
+    Ok(Client { session, ws })
 }
 
 /// The next JSON text frame.
@@ -445,9 +473,9 @@ async fn next_frame(ws: &mut Ws) -> Result<Value, Failure> {
     }
 }
 
-/// Subscribes to `topic` from the start and reads until `subscribed`.
-async fn subscribe(ws: &mut Ws, topic: &str) -> Result<(), Failure> {
-    let message = json!({ "type": "subscribe", "topic": topic, "since": 0 }).to_string();
+/// Subscribes to `topic` after event `since` and reads until `subscribed`.
+async fn subscribe(ws: &mut Ws, topic: &str, since: u64) -> Result<(), Failure> {
+    let message = json!({ "type": "subscribe", "topic": topic, "since": since }).to_string();
     ws.send(Message::text(message))
         .await
         .map_err(fail("ws_send"))?;
@@ -487,8 +515,8 @@ async fn until_event(
     }
 }
 
-/// A POST with the session; the JSON answer, or a failure at `stage` with the server's
-/// error code.
+/// A POST with the session, asking for the short answer (`Prefer: return=minimal`); the
+/// JSON answer, or a failure at `stage` with the server's error code.
 async fn post(
     ctx: &Shared,
     token: &str,
@@ -500,6 +528,8 @@ async fn post(
         .http
         .post(format!("{}{path}", ctx.server))
         .bearer_auth(token)
+        // The WebSocket brings the events: the short answer is enough (RFC 7240).
+        .header("prefer", "return=minimal")
         .json(body)
         .send()
         .await
@@ -516,9 +546,16 @@ async fn post(
     }
 }
 
-/// Plays game `index` from nothing: two keys, two logins, two WebSockets, a challenge, an
-/// acceptance, the scripted moves, and the check of how it ended.
-async fn play_game(ctx: &Shared, index: u64, mut arrival: Arrival) -> Result<GameResult, Failure> {
+/// Plays game `index`: two logins (unless `pair` holds a logged-in pair, which is reused
+/// without --login-per-game), two WebSockets, a challenge, an acceptance, the scripted
+/// moves, and the check of how it ended. The pair is left in `pair` for the slot's next
+/// game only when this one went well.
+async fn play_game(
+    ctx: &Shared,
+    index: u64,
+    mut arrival: Arrival,
+    pair: &mut Option<[Session; 2]>,
+) -> Result<GameResult, Failure> {
     let permit = match &ctx.setup_limit {
         Some(limit) => Some(
             Arc::clone(limit)
@@ -530,25 +567,33 @@ async fn play_game(ctx: &Shared, index: u64, mut arrival: Arrival) -> Result<Gam
     };
     let started = Instant::now();
     let script = script_for(ctx.seed, index);
-    let (a, b) = tokio::join!(connect_client(ctx), connect_client(ctx));
+    let [first, second] = match pair.take() {
+        Some(sessions) if !ctx.login_per_game => sessions,
+        _ => {
+            let (a, b) = tokio::join!(log_in_new(ctx), log_in_new(ctx));
+            [a?, b?]
+        }
+    };
+    let (a, b) = tokio::join!(connect_client(ctx, first), connect_client(ctx, second));
     let mut players = [a?, b?];
-    subscribe(&mut players[1].ws, "inbox").await?;
+    let inbox_since = players[1].session.inbox_since;
+    subscribe(&mut players[1].ws, "inbox", inbox_since).await?;
     let issued = post(
         ctx,
-        &players[0].token,
+        &players[0].session.token,
         "/api/challenges",
-        &json!({ "opponent": players[1].address, "game": "tic-tac-toe", "first": "challenger" }),
+        &json!({ "opponent": players[1].session.address, "game": "tic-tac-toe", "first": "challenger" }),
         "challenge",
     )
     .await?;
-    let id = issued["match"]["id"]
+    let id = issued["match_id"]
         .as_u64()
         .ok_or_else(|| fail("challenge")(format!("no match id in {issued}")))?;
     // The challenged client learns of the challenge as a person would: on its inbox.
     until_event(&mut players[1].ws, "challenge_issued", id, None).await?;
     post(
         ctx,
-        &players[1].token,
+        &players[1].session.token,
         &format!("/api/challenges/{id}/accept"),
         &json!({}),
         "accept",
@@ -556,7 +601,7 @@ async fn play_game(ctx: &Shared, index: u64, mut arrival: Arrival) -> Result<Gam
     .await?;
     let topic = format!("match:{id}");
     for p in &mut players {
-        subscribe(&mut p.ws, &topic).await?;
+        subscribe(&mut p.ws, &topic, 0).await?;
     }
     let mut result = GameResult {
         setup_ms: started.elapsed().as_secs_f64() * 1000.0,
@@ -584,10 +629,11 @@ async fn play_game(ctx: &Shared, index: u64, mut arrival: Arrival) -> Result<Gam
         let sent = Instant::now();
         let path = format!("/api/matches/{id}/moves");
         // A refused move fails the game at once: its opponent would wait for it forever.
-        let (_, seen) = tokio::try_join!(post(ctx, &me.token, &path, &body, "move"), async {
-            until_event(&mut opponent.ws, "moved", id, Some(seq)).await?;
-            Ok::<Instant, Failure>(Instant::now())
-        })?;
+        let (_, seen) =
+            tokio::try_join!(post(ctx, &me.session.token, &path, &body, "move"), async {
+                until_event(&mut opponent.ws, "moved", id, Some(seq)).await?;
+                Ok::<Instant, Failure>(Instant::now())
+            })?;
         result
             .latencies_ms
             .push((seen - sent).as_secs_f64() * 1000.0);
@@ -613,9 +659,13 @@ async fn play_game(ctx: &Shared, index: u64, mut arrival: Arrival) -> Result<Gam
         });
     }
     result.game_ms = playing.elapsed().as_secs_f64() * 1000.0;
+    // Every event of this game came before its end: the next game's inbox starts after it.
+    let ended_seq = ended["seq"].as_u64().unwrap_or(inbox_since);
     for p in &mut players {
         let _ = p.ws.close(None).await;
+        p.session.inbox_since = ended_seq;
     }
+    *pair = Some(players.map(|p| p.session));
     Ok(result)
 }
 
@@ -671,14 +721,19 @@ async fn run_phase(
         let bar = bar.clone();
         tasks.spawn(async move {
             let mut sink = Sink::default();
+            // This slot's logged-in pair, from an earlier phase when there is one.
+            let mut pair = ctx.sessions.lock().ok().and_then(|mut s| s.pop());
             loop {
                 let index = next.fetch_add(1, Ordering::Relaxed);
                 if index >= end {
                     break;
                 }
                 let arrival = Arrival { gate: gate.clone() };
-                let outcome =
-                    tokio::time::timeout(ctx.game_timeout, play_game(&ctx, index, arrival)).await;
+                let outcome = tokio::time::timeout(
+                    ctx.game_timeout,
+                    play_game(&ctx, index, arrival, &mut pair),
+                )
+                .await;
                 match outcome {
                     Ok(Ok(game)) => {
                         sink.ok += 1;
@@ -700,6 +755,9 @@ async fn run_phase(
                     }
                 }
                 bar.inc(1);
+            }
+            if let (Some(pair), Ok(mut sessions)) = (pair, ctx.sessions.lock()) {
+                sessions.push(pair);
             }
             sink
         });
@@ -925,6 +983,8 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<std::process::ExitCode> {
         think_ms: args.think_ms,
         game_timeout: Duration::from_secs(args.game_timeout_s),
         setup_limit: setup_limit.map(|n| Arc::new(tokio::sync::Semaphore::new(n))),
+        login_per_game: args.login_per_game,
+        sessions: std::sync::Mutex::new(Vec::new()),
     });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -952,6 +1012,8 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<std::process::ExitCode> {
             "server": args.server, "seed": args.seed, "games": args.games,
             "warmup": args.warmup, "think_ms": args.think_ms, "hold": args.hold,
             "game_timeout_s": args.game_timeout_s, "flow": "challenge+accept",
+            "login": if args.login_per_game { "per-game" } else { "per-client" },
+            "prefer": "return=minimal",
         }),
         series: vec![Series {
             label: args.label.clone(),
