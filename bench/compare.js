@@ -19,9 +19,12 @@ for (const f of files.filter((f) => /^triad-.*\.json$/.test(f)).sort()) {
     for (const p of s.points) bySeries[s.label].points.push({ ...p, repeat: rep });
   }
 }
-const peerRaw = JSON.parse(fs.readFileSync(path.join(dir, 'peer.json'), 'utf8'));
+// SKIP_PEER=1 into a directory without the peer's results: Triad's tables only, no ratios.
+const peerFile = path.join(dir, 'peer.json');
+const peerRaw = fs.existsSync(peerFile) ? JSON.parse(fs.readFileSync(peerFile, 'utf8')) : null;
+if (!peerRaw) console.error(`no ${peerFile}: Triad's figures only, no ratios`);
 const peer = { label: 'boardgame.io (in memory)', points: [] };
-for (const r of peerRaw.results) {
+for (const r of peerRaw ? peerRaw.results : []) {
   if (r.error) { console.error(`peer run failed: c=${r.run.concurrency} rep=${r.run.rep}: ${r.error}`); continue; }
   peer.points.push({
     concurrency: r.run.concurrency, repeat: r.run.rep, games: r.params.games,
@@ -35,9 +38,9 @@ for (const r of peerRaw.results) {
     other_cores: r.background.other_cores, loadgen_cpu_s: r.loadgen.cpu_s,
   });
 }
-series.push(peer);
+if (peerRaw) series.push(peer);
 fs.writeFileSync(path.join(dir, 'combined.json'), JSON.stringify({
-  tool: 'bench/compare.js', params: { peer_meta: peerRaw.meta }, series }, null, 2) + '\n');
+  tool: 'bench/compare.js', params: { peer_meta: peerRaw ? peerRaw.meta : null }, series }, null, 2) + '\n');
 
 // Mean over the repeats, with the spread (min-max) to show the noise.
 const metrics = {
@@ -70,7 +73,7 @@ for (const s of series) {
     console.log(`| ${c} | ${Object.values(metrics).map((f) => cell(stat(s.points, c, f))).join(' | ')} | ${failedGames} |`);
   }
 }
-for (const s of series.filter((s) => s !== peer)) {
+for (const s of peerRaw ? series.filter((s) => s !== peer) : []) {
   console.log(`\n### Ratios ${s.label} / ${peer.label} (means; CPU and latency: lower is better, games/s: higher is better)\n`);
   const keys = ['games/s', 'p50 ms', 'p99 ms', 'CPU ms/game', 'peak RSS MB'];
   console.log(`| concurrency | ${keys.join(' | ')} |`);
