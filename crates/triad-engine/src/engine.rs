@@ -616,16 +616,16 @@ impl Engine {
         // Crossed challenges: each challenged the other before either accepted. Accepting
         // one withdraws the acceptor's own (its stake comes back first), instead of each
         // challenge blocking the other until one of them is cancelled by hand.
-        let crossed = self.crossed_challenge(actor, challenge.challenger);
-        match crossed {
-            Some((_, refund)) => self.ensure_stake_after_refund(actor, stake, refund)?,
+        match self.crossed_challenge(actor, challenge.challenger) {
+            Some((own, refund)) => {
+                // The last check: nothing below can refuse once the withdrawal is emitted.
+                self.ensure_stake_after_refund(actor, stake, refund)?;
+                self.finish(b, own, EndReason::Cancelled, None, CellSet::EMPTY);
+            }
             None => {
                 self.ensure_free(actor)?;
                 self.ensure_stake(actor, stake)?;
             }
-        }
-        if let Some((own, _)) = crossed {
-            self.finish(b, own, EndReason::Cancelled, None, CellSet::EMPTY);
         }
         let challenger_first = match challenge.first {
             StartChoice::Challenger => true,
