@@ -144,42 +144,12 @@ pub async fn challenge(
         LoginMessage::new(&domain, address, &nonce, now, expires).map_err(|e| auth_error(&e))?;
     let challenge_id = random_hex::<16>()?;
     let text = message.render();
-    let public_key = req.public_key.to_ascii_lowercase();
-    if state.store.is_shared() {
-        // Several nodes: the login may reach another node, so the database keeps it.
-        let kept = state
-            .store
-            .save_login_challenge(
-                &challenge_id,
-                &public_key,
-                &text,
-                now,
-                expires,
-                MAX_PENDING_CHALLENGES as u64,
-            )
-            .await?;
-        if !kept {
-            return Err(ApiError::new(Api::RateLimited).retry_after(60));
-        }
-    } else {
-        let mut challenges = state
-            .auth
-            .challenges
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if challenges.len() >= MAX_PENDING_CHALLENGES {
-            challenges.retain(|_, p| p.message.expires_at_ms() > now);
-            if challenges.len() >= MAX_PENDING_CHALLENGES {
-                return Err(ApiError::new(Api::RateLimited).retry_after(60));
-            }
-        }
-        challenges.insert(
-            challenge_id.clone(),
-            Pending {
-                public_key,
-                message,
-            },
-        );
+    let pending = Pending {
+        public_key: req.public_key.to_ascii_lowercase(),
+        message,
+    };
+    if !keep_challenge(&state, &challenge_id, pending, &text, now).await? {
+        return Err(ApiError::new(Api::RateLimited).retry_after(60));
     }
     Ok(Json(ChallengeResponse {
         challenge_id,
@@ -262,6 +232,44 @@ pub async fn login(
         address: address.to_string(),
         expires_at: timestamp(expires),
     }))
+}
+
+/// Keeps a pending challenge (`text` is its message, rendered) until a login takes it: in
+/// the database when several nodes share it (the login may reach another node), else in
+/// this node's memory. `false` when too many unexpired challenges are already waiting.
+async fn keep_challenge(
+    state: &AppState,
+    id: &str,
+    pending: Pending,
+    text: &str,
+    now: u64,
+) -> Result<bool, ApiError> {
+    if state.store.is_shared() {
+        return Ok(state
+            .store
+            .save_login_challenge(
+                id,
+                &pending.public_key,
+                text,
+                now,
+                pending.message.expires_at_ms(),
+                MAX_PENDING_CHALLENGES as u64,
+            )
+            .await?);
+    }
+    let mut challenges = state
+        .auth
+        .challenges
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if challenges.len() >= MAX_PENDING_CHALLENGES {
+        challenges.retain(|_, p| p.message.expires_at_ms() > now);
+        if challenges.len() >= MAX_PENDING_CHALLENGES {
+            return Ok(false);
+        }
+    }
+    challenges.insert(id.to_owned(), pending);
+    Ok(true)
 }
 
 /// Takes the pending challenge `id` out: from the database when several nodes share it
