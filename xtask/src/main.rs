@@ -99,6 +99,22 @@ fn free_disk(dir: &Path) -> String {
     }
 }
 
+/// What `triad <args>` prints, trimmed; its standard error when it fails.
+fn triad_output(bin: &Path, args: &[&str]) -> Result<String, String> {
+    let what = format!("triad {}", args.first().copied().unwrap_or_default());
+    let out = Command::new(bin)
+        .args(args)
+        .output()
+        .map_err(|e| format!("{what}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{what} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
 /// Whether a command runs and succeeds (quietly).
 fn succeeds(program: &str, args: &[&str]) -> bool {
     Command::new(program)
@@ -525,17 +541,7 @@ fn api_schema_fuzz(soak: bool) -> Result<(), String> {
     std::fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
     let key = scratch.join("key.json");
     let key_text = key.to_string_lossy().into_owned();
-    let out = Command::new(&bin)
-        .args(["keygen", "--key-file", &key_text])
-        .output()
-        .map_err(|e| format!("triad keygen: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "triad keygen failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    let owner = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let owner = triad_output(&bin, &["keygen", "--key-file", &key_text])?;
     let log = std::fs::File::create(scratch.join("server.log"))
         .map_err(|e| format!("server.log: {e}"))?;
     let mut child = Command::new(&bin)
@@ -563,17 +569,7 @@ fn api_schema_fuzz(soak: bool) -> Result<(), String> {
     let base = rx
         .recv_timeout(std::time::Duration::from_secs(30))
         .map_err(|_| "triad serve did not say where it listens within 30 s".to_owned())?;
-    let login = Command::new(&bin)
-        .args(["login", "--server", &base, "--key-file", &key_text])
-        .output()
-        .map_err(|e| format!("triad login: {e}"))?;
-    if !login.status.success() {
-        return Err(format!(
-            "triad login failed: {}",
-            String::from_utf8_lossy(&login.stderr)
-        ));
-    }
-    let token = String::from_utf8_lossy(&login.stdout).trim().to_owned();
+    let token = triad_output(&bin, &["login", "--server", &base, "--key-file", &key_text])?;
     let schema = format!("{base}/api/openapi.json");
     let auth = format!("Authorization: Bearer {token}");
     let examples = if soak { "500" } else { "25" };
