@@ -447,8 +447,8 @@ mod tests {
         );
     }
 
-    #[test]
-    fn verify_checks_time_address_and_signature() {
+    /// A key, its public key in hex, and a message naming its address, valid for 1 s.
+    fn signer_and_message() -> (SigningKey, String, LoginMessage) {
         let key = SigningKey::from_bytes(&[9; 32]);
         let public_key = crate::public_key_hex(&key.verifying_key());
         let message = LoginMessage::new(
@@ -459,6 +459,12 @@ mod tests {
             ISSUED + 1_000,
         )
         .unwrap();
+        (key, public_key, message)
+    }
+
+    #[test]
+    fn verify_checks_time_address_and_signature() {
+        let (key, public_key, message) = signer_and_message();
         for scheme in Scheme::ALL {
             let signature = scheme.sign(&key, message.render().as_bytes());
             let verified = message
@@ -490,16 +496,7 @@ mod tests {
     fn verify_refuses_what_scheme_verify_refuses() {
         // LoginMessage::verify parses the key once and checks the signature with it; each
         // bad key or signature must still get the error Scheme::verify gives on its own.
-        let key = SigningKey::from_bytes(&[9; 32]);
-        let public_key = crate::public_key_hex(&key.verifying_key());
-        let message = LoginMessage::new(
-            "triad.example",
-            address_of(&key.verifying_key()),
-            NONCE,
-            ISSUED,
-            ISSUED + 1_000,
-        )
-        .unwrap();
+        let (key, public_key, message) = signer_and_message();
         let bytes = message.render();
         for scheme in Scheme::ALL {
             let good = scheme.sign(&key, bytes.as_bytes());
