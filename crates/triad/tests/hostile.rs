@@ -217,14 +217,7 @@ async fn replayed_logins_and_moves_are_refused() {
 
     // A login captured on the wire: its challenge was used once, so a replay is refused.
     let public_key = alice_key.public_key_hex();
-    let challenge = api
-        .post(
-            "/api/auth/challenge",
-            None,
-            &json!({ "public_key": public_key }),
-        )
-        .await
-        .ok();
+    let challenge = api.login_challenge(&public_key).await;
     let message = challenge["message"].as_str().unwrap();
     let login = json!({
         "challenge_id": challenge["challenge_id"],
@@ -239,14 +232,7 @@ async fn replayed_logins_and_moves_are_refused() {
         &api.post("/api/auth/login", None, &login).await,
     );
     // The captured signature on a fresh challenge: the nonce differs, so it does not verify.
-    let fresh = api
-        .post(
-            "/api/auth/challenge",
-            None,
-            &json!({ "public_key": public_key }),
-        )
-        .await
-        .ok();
+    let fresh = api.login_challenge(&public_key).await;
     let mut replayed = login.clone();
     replayed["challenge_id"] = fresh["challenge_id"].clone();
     m.row(
@@ -257,14 +243,7 @@ async fn replayed_logins_and_moves_are_refused() {
     );
     // Mallory answers Alice's challenge with her own key and signature.
     let mallory_key = new_key();
-    let alice_challenge = api
-        .post(
-            "/api/auth/challenge",
-            None,
-            &json!({ "public_key": public_key }),
-        )
-        .await
-        .ok();
+    let alice_challenge = api.login_challenge(&public_key).await;
     let text = alice_challenge["message"].as_str().unwrap();
     m.row(
         "Alice's challenge answered with another key",

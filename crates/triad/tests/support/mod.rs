@@ -425,17 +425,21 @@ impl Api {
         self.send(Method::DELETE, path, token, None).await
     }
 
+    /// A login challenge for `public_key` (hex), which must be issued.
+    pub(crate) async fn login_challenge(&self, public_key: &str) -> Value {
+        self.post(
+            "/api/auth/challenge",
+            None,
+            &json!({ "public_key": public_key }),
+        )
+        .await
+        .ok()
+    }
+
     /// A login with `key`, with the raw answer to its last step (the challenge must succeed).
     pub(crate) async fn try_login(&self, key: &KeyFile) -> Resp {
         let public_key = key.public_key_hex();
-        let challenge = self
-            .post(
-                "/api/auth/challenge",
-                None,
-                &json!({ "public_key": public_key }),
-            )
-            .await
-            .ok();
+        let challenge = self.login_challenge(&public_key).await;
         let message = challenge["message"].as_str().expect("a message to sign");
         let signature = triad_identity::sign_ed25519(key.signing_key(), message.as_bytes());
         self.post(
