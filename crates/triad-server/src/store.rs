@@ -22,6 +22,8 @@ use sqlx::{
 };
 use triad_engine::{Account, Address, Engine, Event, EventKind, Match, MatchId};
 
+mod writer;
+
 /// Which database engine.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Backend {
@@ -37,6 +39,9 @@ pub enum StoreError {
     /// The database said no.
     #[error("database error: {0}")]
     Database(#[from] sqlx::Error),
+    /// SQLite said no to the commit thread.
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
     /// The schema could not be brought up to date.
     #[error("{0}")]
     Schema(String),
@@ -87,6 +92,9 @@ impl StoreError {
                 }
             }
             StoreError::Database(sqlx::Error::Io(e)) => e.raw_os_error() == Some(ENOSPC),
+            StoreError::Sqlite(rusqlite::Error::SqliteFailure(e, _)) => {
+                e.code == rusqlite::ErrorCode::DiskFull
+            }
             _ => false,
         }
     }
@@ -128,12 +136,122 @@ pub struct Commit<'a> {
     pub matches: Vec<Match>,
 }
 
+/// One commit's rows, built once from a [`Commit`] and owned, so that they can cross to the
+/// SQLite commit thread ([`writer`]); PostgreSQL writes the same rows through sqlx.
+#[derive(Debug)]
+struct Rows {
+    events: Vec<EventRow>,
+    matches: Vec<MatchRow>,
+}
+
+#[derive(Debug)]
+struct EventRow {
+    seq: i64,
+    at_ms: i64,
+    match_id: Option<i64>,
+    kind: &'static str,
+    body: String,
+    topics: Vec<String>,
+    ledger: Vec<LedgerRow>,
+}
+
+#[derive(Debug)]
+struct LedgerRow {
+    address: String,
+    amount: String,
+    reason: String,
+    match_id: Option<i64>,
+}
+
+#[derive(Debug)]
+struct MatchRow {
+    id: i64,
+    game: &'static str,
+    stake: String,
+    origin: &'static str,
+    phase: &'static str,
+    reason: Option<&'static str>,
+    created_ms: i64,
+    updated_ms: i64,
+    body: String,
+    /// Everyone the match concerns: its players and a challenge's opponent.
+    players: Vec<String>,
+}
+
+impl Rows {
+    fn of(commit: &Commit<'_>) -> Result<Rows, StoreError> {
+        let corrupt = |e: serde_json::Error| StoreError::Corrupt(e.to_string());
+        let mut events = Vec::with_capacity(commit.events.len());
+        for (event, topics) in &commit.events {
+            let mut ledger = Vec::new();
+            if let EventKind::Transferred { match_id, transfer } = &event.kind {
+                for (account, sign) in [(transfer.from, "-"), (transfer.to, "")] {
+                    if let Account::Player(address) = account {
+                        ledger.push(LedgerRow {
+                            address: address.to_string(),
+                            amount: format!("{sign}{}", transfer.amount),
+                            reason: serde_plain(&transfer.reason),
+                            match_id: match_id.map(|m| to_i64(m.0)),
+                        });
+                    }
+                }
+            }
+            events.push(EventRow {
+                seq: to_i64(event.seq),
+                at_ms: to_i64(event.at_ms),
+                match_id: event.match_id().map(|m| to_i64(m.0)),
+                kind: kind_name(&event.kind),
+                body: serde_json::to_string(event).map_err(corrupt)?,
+                topics: topics.clone(),
+                ledger,
+            });
+        }
+        let mut matches = Vec::with_capacity(commit.matches.len());
+        for m in &commit.matches {
+            matches.push(MatchRow {
+                id: to_i64(m.id.0),
+                game: m.game().name(),
+                stake: m.stake.to_string(),
+                origin: origin_name(m),
+                phase: m.phase.name(),
+                reason: m.result.map(|r| r.reason.name()),
+                created_ms: to_i64(m.created_ms),
+                updated_ms: to_i64(m.result.map_or(m.last_activity_ms, |r| r.ended_ms)),
+                body: serde_json::to_string(m).map_err(corrupt)?,
+                players: m
+                    .participants()
+                    .iter()
+                    .chain(m.challenge.map(|c| c.opponent).iter())
+                    .map(ToString::to_string)
+                    .collect(),
+            });
+        }
+        Ok(Rows { events, matches })
+    }
+}
+
+// One SQL text per row kind, for both backends: SQLite reads `$1` as a parameter bound by
+// position, as PostgreSQL does.
+const INSERT_EVENT: &str =
+    "INSERT INTO events (seq, at_ms, match_id, kind, body) VALUES ($1, $2, $3, $4, $5)";
+const INSERT_TOPIC: &str = "INSERT INTO event_topics (topic, seq) VALUES ($1, $2)";
+const INSERT_LEDGER: &str = "INSERT INTO ledger_entries (address, seq, amount, reason, match_id) \
+     VALUES ($1, $2, $3, $4, $5)";
+const UPSERT_MATCH: &str = "INSERT INTO matches (id, game, stake, origin, phase, reason, created_ms, updated_ms, body) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+     ON CONFLICT (id) DO UPDATE SET phase = excluded.phase, reason = excluded.reason, \
+     updated_ms = excluded.updated_ms, body = excluded.body";
+const INSERT_PLAYER: &str =
+    "INSERT INTO match_players (address, match_id) VALUES ($1, $2) ON CONFLICT DO NOTHING";
+
 /// The database.
 #[derive(Clone, Debug)]
 pub struct Store {
     pool: AnyPool,
     backend: Backend,
     url: std::sync::Arc<str>,
+    /// On an SQLite file: the thread that commits batches (see [`writer`]).
+    writer: Option<std::sync::Arc<writer::Writer>>,
 }
 
 /// The key of the PostgreSQL advisory lock that serialises every command batch of a
@@ -164,6 +282,7 @@ impl Store {
     /// When the database cannot be opened or migrated.
     pub async fn open(url: &str) -> Result<Store, StoreError> {
         sqlx::any::install_default_drivers();
+        let mut file = None;
         let (backend, url) = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             (Backend::Postgres, url.to_owned())
         } else {
@@ -171,6 +290,11 @@ impl Store {
                 .strip_prefix("sqlite://")
                 .or_else(|| url.strip_prefix("sqlite:"))
                 .unwrap_or(url);
+            // An in-memory database is one per connection: it keeps committing through
+            // the pool, since the commit thread's connection would see another database.
+            if !path.starts_with(":memory:") && !path.contains('?') {
+                file = Some(std::path::PathBuf::from(path));
+            }
             (Backend::Sqlite, format!("sqlite://{path}?mode=rwc"))
         };
         let options = AnyConnectOptions::from_str(&url)?;
@@ -193,12 +317,17 @@ impl Store {
             })
             .connect_with(options)
             .await?;
-        let store = Store {
+        let mut store = Store {
             pool,
             backend,
             url: url.into(),
+            writer: None,
         };
         store.migrate().await?;
+        // After the migrations, so that the commit thread finds the tables.
+        if let Some(path) = file {
+            store.writer = Some(std::sync::Arc::new(writer::Writer::start(path)?));
+        }
         Ok(store)
     }
 
@@ -421,11 +550,15 @@ impl Store {
     /// # Errors
     /// On a database failure; then nothing of the batch is stored.
     pub async fn commit(&self, commit: &Commit<'_>) -> Result<(), StoreError> {
+        let rows = Rows::of(commit)?;
+        if let Some(writer) = &self.writer {
+            return writer.write(rows).await;
+        }
         let mut conn = self.pool.acquire().await?;
         let result = async {
             use sqlx::Connection as _;
             let mut tx = (*conn).begin().await?;
-            Self::write(&mut tx, commit).await?;
+            Self::write(&mut tx, &rows).await?;
             tx.commit().await?;
             Ok(())
         }
@@ -442,7 +575,7 @@ impl Store {
     /// # Errors
     /// On a database failure; then nothing of the batch is stored.
     pub async fn commit_in(&self, mut tx: Tx, commit: &Commit<'_>) -> Result<(), StoreError> {
-        Self::write(&mut tx, commit).await?;
+        Self::write(&mut tx, &Rows::of(commit)?).await?;
         if let (true, Some((last, _))) = (self.is_shared(), commit.events.last()) {
             sqlx::query("SELECT pg_notify($1, $2)")
                 .bind(EVENTS_CHANNEL)
@@ -456,72 +589,52 @@ impl Store {
 
     async fn write(
         tx: &mut sqlx::Transaction<'_, sqlx::Any>,
-        commit: &Commit<'_>,
+        rows: &Rows,
     ) -> Result<(), StoreError> {
-        for (event, topics) in &commit.events {
-            let body =
-                serde_json::to_string(event).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-            sqlx::query(
-                "INSERT INTO events (seq, at_ms, match_id, kind, body) VALUES ($1, $2, $3, $4, $5)",
-            )
-            .bind(to_i64(event.seq))
-            .bind(to_i64(event.at_ms))
-            .bind(event.match_id().map(|m| to_i64(m.0)))
-            .bind(kind_name(&event.kind))
-            .bind(body)
-            .execute(&mut **tx)
-            .await?;
-            for topic in topics {
-                sqlx::query("INSERT INTO event_topics (topic, seq) VALUES ($1, $2)")
+        for e in &rows.events {
+            sqlx::query(INSERT_EVENT)
+                .bind(e.seq)
+                .bind(e.at_ms)
+                .bind(e.match_id)
+                .bind(e.kind)
+                .bind(e.body.as_str())
+                .execute(&mut **tx)
+                .await?;
+            for topic in &e.topics {
+                sqlx::query(INSERT_TOPIC)
                     .bind(topic.as_str())
-                    .bind(to_i64(event.seq))
+                    .bind(e.seq)
                     .execute(&mut **tx)
                     .await?;
             }
-            if let EventKind::Transferred { match_id, transfer } = &event.kind {
-                for (account, sign) in [(transfer.from, "-"), (transfer.to, "")] {
-                    if let Account::Player(address) = account {
-                        sqlx::query(
-                            "INSERT INTO ledger_entries (address, seq, amount, reason, match_id) VALUES ($1, $2, $3, $4, $5)",
-                        )
-                        .bind(address.to_string())
-                        .bind(to_i64(event.seq))
-                        .bind(format!("{sign}{}", transfer.amount))
-                        .bind(serde_plain(&transfer.reason))
-                        .bind(match_id.map(|m| to_i64(m.0)))
-                        .execute(&mut **tx)
-                        .await?;
-                    }
-                }
+            for l in &e.ledger {
+                sqlx::query(INSERT_LEDGER)
+                    .bind(l.address.as_str())
+                    .bind(e.seq)
+                    .bind(l.amount.as_str())
+                    .bind(l.reason.as_str())
+                    .bind(l.match_id)
+                    .execute(&mut **tx)
+                    .await?;
             }
         }
-        for m in &commit.matches {
-            let body = serde_json::to_string(m).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-            sqlx::query(
-                "INSERT INTO matches (id, game, stake, origin, phase, reason, created_ms, updated_ms, body) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
-                 ON CONFLICT (id) DO UPDATE SET phase = excluded.phase, reason = excluded.reason, \
-                 updated_ms = excluded.updated_ms, body = excluded.body",
-            )
-            .bind(to_i64(m.id.0))
-            .bind(m.game().name())
-            .bind(m.stake.to_string())
-            .bind(origin_name(m))
-            .bind(m.phase.name())
-            .bind(m.result.map(|r| r.reason.name()))
-            .bind(to_i64(m.created_ms))
-            .bind(to_i64(m.result.map_or(m.last_activity_ms, |r| r.ended_ms)))
-            .bind(body)
-            .execute(&mut **tx)
-            .await?;
-            for address in m
-                .participants()
-                .iter()
-                .chain(m.challenge.map(|c| c.opponent).iter())
-            {
-                sqlx::query("INSERT INTO match_players (address, match_id) VALUES ($1, $2) ON CONFLICT DO NOTHING")
-                    .bind(address.to_string())
-                    .bind(to_i64(m.id.0))
+        for m in &rows.matches {
+            sqlx::query(UPSERT_MATCH)
+                .bind(m.id)
+                .bind(m.game)
+                .bind(m.stake.as_str())
+                .bind(m.origin)
+                .bind(m.phase)
+                .bind(m.reason)
+                .bind(m.created_ms)
+                .bind(m.updated_ms)
+                .bind(m.body.as_str())
+                .execute(&mut **tx)
+                .await?;
+            for address in &m.players {
+                sqlx::query(INSERT_PLAYER)
+                    .bind(address.as_str())
+                    .bind(m.id)
                     .execute(&mut **tx)
                     .await?;
             }

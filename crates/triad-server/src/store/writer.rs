@@ -1,0 +1,144 @@
+//! The SQLite commit thread: one connection, owned by one OS thread, that writes each
+//! batch's rows in one transaction and answers once.
+//!
+//! sqlx runs every SQLite statement on its connection's worker thread and awaits the
+//! answer, so a batch of one move (`BEGIN`, the event, its topics, the match, its players,
+//! `COMMIT`: about nine statements) cost nine round trips between the runtime and that
+//! thread, each a wake-up and two context switches. On a server pinned to one core that was
+//! the largest single cost left per game (BENCHMARKS.md, "one round trip per commit").
+//! Here the whole batch crosses once: the runtime sends owned [`Rows`], this thread runs the
+//! prepared statements (cached on the connection) and `fsync`s, and one reply comes back.
+//!
+//! Everything else on SQLite (reads, sessions, the agents' relay, migrations) still goes
+//! through the sqlx pool; SQLite's own locking (WAL, `busy_timeout`) orders the two.
+
+use std::{path::PathBuf, sync::mpsc, thread};
+
+use rusqlite::{Connection, OpenFlags, TransactionBehavior, params};
+use tokio::sync::oneshot;
+
+use super::{
+    INSERT_EVENT, INSERT_LEDGER, INSERT_PLAYER, INSERT_TOPIC, Rows, StoreError, UPSERT_MATCH,
+};
+
+/// How long a writer waits for another connection's write lock (as the pool does).
+const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Statements kept prepared on the connection: the five inserts, `BEGIN`, `COMMIT`.
+const STATEMENT_CACHE: usize = 16;
+
+struct Job {
+    rows: Rows,
+    reply: oneshot::Sender<Result<(), rusqlite::Error>>,
+}
+
+/// The handle to the commit thread; the thread ends when the last handle is dropped.
+#[derive(Debug)]
+pub(super) struct Writer {
+    jobs: mpsc::Sender<Job>,
+}
+
+impl std::fmt::Debug for Job {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Job").finish_non_exhaustive()
+    }
+}
+
+impl Writer {
+    /// Opens the connection (to check the file now, not at the first commit) and starts the
+    /// thread.
+    pub(super) fn start(path: PathBuf) -> Result<Writer, StoreError> {
+        let conn = open(&path).map_err(StoreError::Sqlite)?;
+        let (jobs, queue) = mpsc::channel::<Job>();
+        thread::Builder::new()
+            .name("triad-commit".into())
+            .spawn(move || run(&path, Some(conn), &queue))
+            .map_err(|e| StoreError::Schema(format!("cannot start the commit thread: {e}")))?;
+        Ok(Writer { jobs })
+    }
+
+    /// Writes `rows` in one transaction, durably (`synchronous = FULL`).
+    pub(super) async fn write(&self, rows: Rows) -> Result<(), StoreError> {
+        let (reply, answer) = oneshot::channel();
+        self.jobs
+            .send(Job { rows, reply })
+            .map_err(|_| StoreError::Schema("the commit thread has stopped".into()))?;
+        match answer.await {
+            Ok(result) => result.map_err(StoreError::Sqlite),
+            Err(_) => Err(StoreError::Schema("the commit thread has stopped".into())),
+        }
+    }
+}
+
+fn open(path: &std::path::Path) -> Result<Connection, rusqlite::Error> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    // The same settings as the pool's connections: WAL (already the file's mode), and FULL,
+    // which makes every acknowledged commit survive a power cut, not only a crash.
+    conn.execute_batch(
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;",
+    )?;
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+    Ok(conn)
+}
+
+fn run(path: &std::path::Path, mut conn: Option<Connection>, queue: &mpsc::Receiver<Job>) {
+    while let Ok(job) = queue.recv() {
+        let result = match conn.as_mut() {
+            Some(c) => Ok(c),
+            None => open(path).map(|c| conn.insert(c)),
+        }
+        .and_then(|c| write(c, &job.rows));
+        if result.is_err() {
+            // A failed write can leave the connection inside its transaction, holding the
+            // database's write lock (after SQLITE_FULL, say), which would stall every other
+            // writer: roll back, and start the next batch on a fresh connection
+            // (RELIABILITY.md, full disk).
+            if let Some(c) = conn.take() {
+                let _ = c.execute_batch("ROLLBACK");
+                drop(c);
+            }
+        }
+        let _ = job.reply.send(result);
+    }
+}
+
+fn write(conn: &mut Connection, rows: &Rows) -> Result<(), rusqlite::Error> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    {
+        let mut event = tx.prepare_cached(INSERT_EVENT)?;
+        let mut topic = tx.prepare_cached(INSERT_TOPIC)?;
+        let mut ledger = tx.prepare_cached(INSERT_LEDGER)?;
+        for e in &rows.events {
+            event.execute(params![e.seq, e.at_ms, e.match_id, e.kind, e.body])?;
+            for t in &e.topics {
+                topic.execute(params![t, e.seq])?;
+            }
+            for l in &e.ledger {
+                ledger.execute(params![l.address, e.seq, l.amount, l.reason, l.match_id])?;
+            }
+        }
+        let mut upsert = tx.prepare_cached(UPSERT_MATCH)?;
+        let mut player = tx.prepare_cached(INSERT_PLAYER)?;
+        for m in &rows.matches {
+            upsert.execute(params![
+                m.id,
+                m.game,
+                m.stake,
+                m.origin,
+                m.phase,
+                m.reason,
+                m.created_ms,
+                m.updated_ms,
+                m.body
+            ])?;
+            for address in &m.players {
+                player.execute(params![address, m.id])?;
+            }
+        }
+    }
+    tx.commit()
+}
