@@ -126,7 +126,7 @@ pub async fn start(settings: Settings) -> Result<Running, ServeError> {
     let hub = Hub::default();
     let (core, core_task) = Core::start(engine, store.clone(), hub.clone(), clock);
     let openapi = api::openapi();
-    let state = AppState {
+    let state = AppState::new(api::Shared {
         core,
         store,
         hub,
@@ -137,7 +137,7 @@ pub async fn start(settings: Settings) -> Result<Running, ServeError> {
         metrics: prometheus(),
         openapi: Arc::new(openapi),
         apps: Arc::default(),
-    };
+    });
     if state.store.is_shared() {
         tokio::spawn(cluster::follow(state.clone()));
     }
