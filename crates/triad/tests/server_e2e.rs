@@ -580,3 +580,148 @@ async fn keygen_writes_a_private_key_file_that_whoami_and_serve_read() {
     server.api.deposit(&owner, &other, 5).await.ok();
     assert_eq!(amount(&server.api.me(&other).await["balance"]), 5);
 }
+
+#[tokio::test]
+async fn moves_sent_on_the_websocket_are_checked_acked_and_seen_live_like_http_moves() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, _owner) = server_with_owner(dir.path()).await;
+    let api = &server.api;
+    let alice = api.login(&new_key()).await;
+    let bob = api.login(&new_key()).await;
+    let id = api.challenge_accepted(&alice, &bob, "tic-tac-toe", 0).await;
+    let topic = format!("match:{id}");
+    let mut a = Ws::connect(api, &alice.token).await;
+    let mut b = Ws::connect(api, &bob.token).await;
+    let (_, mut last) = a.subscribe(&topic, 0).await;
+    b.subscribe(&topic, 0).await;
+    let send_move = |n: u8, reference: &str| {
+        let m = nth(&TTT_SLOW_WIN, n);
+        json!({ "type": "move", "ref": reference, "match_id": id, "seq": m.seq, "cell": m.cell, "mark": m.mark })
+    };
+
+    for n in 1..=7u8 {
+        let (mover, other) = if n % 2 == 1 {
+            (&mut a, &mut b)
+        } else {
+            (&mut b, &mut a)
+        };
+        let m = nth(&TTT_SLOW_WIN, n);
+        let reference = format!("move-{n}");
+        mover.send(send_move(n, &reference)).await;
+        // The mover gets the move's events first, then the ack naming them.
+        let mut seen = Vec::new();
+        let ack = loop {
+            let frame = mover.next_json().await;
+            match frame["type"].as_str() {
+                Some("event") => seen.push(frame["event"].clone()),
+                Some("ack") => break frame,
+                _ => panic!("unexpected frame: {frame}"),
+            }
+        };
+        assert_eq!(ack["ref"], reference.as_str(), "{ack}");
+        assert_eq!(ack["match_id"].as_u64(), Some(id), "{ack}");
+        assert_eq!(ack["duplicate"], false, "{ack}");
+        let seqs: Vec<u64> = seen.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+        assert_eq!(ack["event_seqs"], json!(seqs), "{ack}");
+        assert_moved(&seen[0], id, n, m.cell, m.mark);
+        assert!(seqs[0] > last);
+        last = *seqs.last().unwrap();
+        // The opponent sees the same events, live.
+        for event in &seen {
+            assert_eq!(&other.next_event().await, event);
+        }
+        if n == 7 {
+            assert_eq!(kind(&seen[1]), "game_ended", "{seen:?}");
+            assert_eq!(seen[1]["kind"]["reason"], "win");
+        }
+        if n == 3 {
+            // Out of turn: the same refusal as over HTTP, with the ref; nothing changes.
+            let http = api.try_move(&alice, id, nth(&TTT_SLOW_WIN, 4)).await;
+            a.send(send_move(4, "early")).await;
+            let refused = a.next_json().await;
+            assert_eq!(refused["type"], "error", "{refused}");
+            assert_eq!(refused["ref"], "early", "{refused}");
+            assert_eq!(
+                refused["code"], http.body["code"],
+                "{refused} {}",
+                http.body
+            );
+            assert_eq!(
+                refused["code"].as_u64(),
+                Some(2),
+                "not your turn: {refused}"
+            );
+            // A resent move is a duplicate: acked, no new event.
+            a.send(send_move(3, "again")).await;
+            let again = a.next_json().await;
+            assert_eq!(again["type"], "ack", "{again}");
+            assert_eq!(
+                (again["ref"].as_str(), &again["duplicate"]),
+                (Some("again"), &json!(true))
+            );
+            assert_eq!(again["event_seqs"], json!([]), "{again}");
+        }
+    }
+    let m = api.match_(id).await;
+    assert_eq!(m["phase"], "finished");
+    assert_eq!(m["outcome"]["winner_address"], alice.address.as_str());
+    assert_eq!(
+        api.match_events(id).await.last().unwrap()["seq"].as_u64(),
+        Some(last)
+    );
+
+    // A ref over 128 bytes is refused; so is a move from a socket that never logged in, and
+    // one whose session ended (a logout ends what its sockets may do).
+    a.send(json!({ "type": "move", "ref": "r".repeat(129), "match_id": id, "seq": 8, "cell": 5, "mark": "O" }))
+        .await;
+    let long = a.next_json().await;
+    assert_eq!(
+        (long["type"].as_str(), long["error"].as_str()),
+        (Some("error"), Some("bad_request")),
+        "{long}"
+    );
+    let url = format!("{}/api/ws", api.base.replacen("http://", "ws://", 1));
+    let (mut anonymous, _) = tokio_tungstenite::connect_async(url).await.unwrap();
+    use futures_util::{SinkExt as _, StreamExt as _};
+    anonymous
+        .send(tokio_tungstenite::tungstenite::Message::text(
+            json!({ "type": "move", "ref": 1, "match_id": id, "seq": 8, "cell": 5, "mark": "O" })
+                .to_string(),
+        ))
+        .await
+        .unwrap();
+    let frame = anonymous.next().await.unwrap().unwrap();
+    let unauthed: Value = serde_json::from_str(frame.to_text().unwrap()).unwrap();
+    assert_eq!(unauthed["type"], "error", "{unauthed}");
+    assert_eq!(
+        unauthed["error"], "bad_request",
+        "a ref must be a string: {unauthed}"
+    );
+    anonymous
+        .send(tokio_tungstenite::tungstenite::Message::text(
+            json!({ "type": "move", "ref": "x", "match_id": id, "seq": 8, "cell": 5, "mark": "O" })
+                .to_string(),
+        ))
+        .await
+        .unwrap();
+    let frame = anonymous.next().await.unwrap().unwrap();
+    let unauthed: Value = serde_json::from_str(frame.to_text().unwrap()).unwrap();
+    assert_eq!(
+        (unauthed["error"].as_str(), unauthed["ref"].as_str()),
+        (Some("unauthorized"), Some("x")),
+        "{unauthed}"
+    );
+    api.post("/api/auth/logout", Some(&bob.token), &json!({}))
+        .await
+        .ok();
+    b.send(
+        json!({ "type": "move", "ref": "late", "match_id": id, "seq": 8, "cell": 5, "mark": "O" }),
+    )
+    .await;
+    let ended = b.next_json().await;
+    assert_eq!(
+        (ended["error"].as_str(), ended["ref"].as_str()),
+        (Some("invalid_token"), Some("late")),
+        "{ended}"
+    );
+}

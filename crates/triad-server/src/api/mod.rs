@@ -150,6 +150,17 @@ impl AppState {
         auth::authenticate(self, token).await
     }
 
+    /// Counts one request against `address`'s rate limit.
+    ///
+    /// # Errors
+    /// `rate_limited`, saying how long to wait, when the address is over its limit.
+    pub fn check_address_rate(&self, address: Address) -> Result<(), ApiError> {
+        self.limits
+            .per_address
+            .check_key(&address)
+            .map_err(|not_until| rate_limited(not_until.wait_time_from(self.limits.clock.now())))
+    }
+
     /// A match's view: from the engine while it holds the match, else from the database.
     ///
     /// # Errors
@@ -194,11 +205,7 @@ impl FromRequestParts<AppState> for Authed {
     ) -> Result<Self, Self::Rejection> {
         let token = bearer(&parts.headers).ok_or_else(|| ApiError::new(Api::Unauthorized))?;
         let address = state.authenticate(token).await?;
-        if let Err(not_until) = state.limits.per_address.check_key(&address) {
-            return Err(rate_limited(
-                not_until.wait_time_from(state.limits.clock.now()),
-            ));
-        }
+        state.check_address_rate(address)?;
         Ok(Authed(address))
     }
 }

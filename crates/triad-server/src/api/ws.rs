@@ -9,10 +9,18 @@
 //! - `{"type":"subscribe","topic":"apps","since":<id>}`: the agents' inbox (seed 4's app
 //!   messages): every message after the cursor `since`, then live ones, each as
 //!   `{"type":"app_message","topic":"apps:0x…","seq":<id>,"message":{…}}`;
-//! - `{"type":"unsubscribe","topic":…}`; `{"type":"ping"}`.
+//! - `{"type":"unsubscribe","topic":…}`; `{"type":"ping"}`;
+//! - `{"type":"move","ref":"…","match_id":7,"seq":3,"cell":4,"mark":"X"}` (after `auth`):
+//!   the same move as `POST /api/matches/7/moves`, with the same checks, rate limit and
+//!   answer codes, without an HTTP request per move. The answer is
+//!   `{"type":"ack","ref":…,"match_id":7,"event_seqs":[…],"duplicate":false}` (as with
+//!   `Prefer: return=minimal`), after the move's events on the topics this socket follows,
+//!   or an error carrying the same `ref`. `ref` is optional (at most 128 bytes) and is
+//!   echoed as given.
 //!
 //! Server messages: `{"type":"event","topic":…,"event":{…,"seq":…}}`, `subscribed`,
-//! `authed`, `pong`, and errors as `{"type":"error","code":…,"error":…,"message":…}`.
+//! `authed`, `ack`, `pong`, and errors as
+//! `{"type":"error","code":…,"error":…,"message":…}` (with `ref` when answering a move).
 //!
 //! A connection whose queue fills (a slow reader) is closed with code 4000; it reconnects
 //! and resubscribes with its last `seq`. On shutdown every socket gets a close frame (1001).
@@ -29,13 +37,16 @@ use axum::{
 };
 use governor::{Quota, RateLimiter};
 use serde::Deserialize;
-use triad_engine::Address;
+use triad_engine::{Address, Command, MatchId};
+use triad_rules::Mark;
 
 use super::{
     AppState,
     error::{Api, ApiError},
 };
-use crate::hub::frame_text;
+use futures_util::SinkExt as _;
+
+use crate::hub::{Frame, frame_text};
 
 /// The upgrade request's query.
 #[derive(Debug, Deserialize)]
@@ -59,7 +70,28 @@ enum ClientMessage {
         topic: String,
     },
     Ping,
+    Move {
+        #[serde(default, rename = "ref")]
+        reference: Option<String>,
+        match_id: u64,
+        seq: u8,
+        cell: u8,
+        mark: Mark,
+    },
 }
+
+/// What became of a client message.
+enum Outcome {
+    /// Handled; the socket stays open.
+    Open,
+    /// The socket is gone.
+    Gone,
+    /// Send this after the frames already queued, in one write.
+    Reply(Utf8Bytes),
+}
+
+/// The longest `ref` a move may carry, in bytes.
+const MAX_REF: usize = 128;
 
 /// Upgrades to the realtime WebSocket.
 #[utoipa::path(get, path = "/api/ws", tag = "realtime",
@@ -82,9 +114,9 @@ pub async fn upgrade(
     let token = query
         .token
         .or_else(|| super::bearer(&headers).map(str::to_owned));
-    let address = match token {
+    let session = match token {
         Some(t) => match state.authenticate(&t).await {
-            Ok(a) => Some(a),
+            Ok(a) => Some((a, t)),
             Err(e) => return e.into_response(),
         },
         None => None,
@@ -96,7 +128,7 @@ pub async fn upgrade(
         // frames here are small (at most `max`), and the buffer grows when one is larger.
         .read_buffer_size(WS_READ_BUFFER)
         .on_upgrade(move |socket| async move {
-            connection(socket, state, address).await;
+            connection(socket, state, session).await;
             drop(permit);
         })
 }
@@ -111,8 +143,52 @@ fn error_text(e: &ApiError) -> Utf8Bytes {
     Utf8Bytes::from(body.to_string())
 }
 
+/// An error answering a move: as [`error_text`], with the move's `ref`, and how long to
+/// wait when it says so (`Retry-After` over HTTP).
+fn move_error_text(e: &ApiError, reference: Option<&str>) -> Utf8Bytes {
+    let body = serde_json::json!({
+        "type": "error", "ref": reference, "code": e.body.code, "error": e.body.error,
+        "message": e.body.message, "retry_after_s": e.retry_after_s,
+    });
+    Utf8Bytes::from(body.to_string())
+}
+
 async fn send(socket: &mut WebSocket, text: Utf8Bytes) -> bool {
     socket.send(Message::Text(text)).await.is_ok()
+}
+
+/// Queues `first` and every frame already waiting, newer than what its topic delivered,
+/// without flushing; false when the socket is gone.
+async fn feed_queued(
+    socket: &mut WebSocket,
+    frames: &mut tokio::sync::mpsc::Receiver<Frame>,
+    delivered: &mut HashMap<String, u64>,
+    first: Option<Frame>,
+) -> bool {
+    let mut next = first.or_else(|| frames.try_recv().ok());
+    while let Some(frame) = next {
+        if fresh(delivered, &frame) && socket.feed(Message::Text(frame.text)).await.is_err() {
+            return false;
+        }
+        next = frames.try_recv().ok();
+    }
+    true
+}
+
+/// Whether `frame` is newer than what its topic already delivered (the catch-up from the
+/// log and the live queue overlap); records it if so.
+fn fresh(delivered: &mut HashMap<String, u64>, frame: &Frame) -> bool {
+    match delivered.get_mut(&*frame.topic) {
+        Some(seen) if frame.seq <= *seen => false,
+        Some(seen) => {
+            *seen = frame.seq;
+            true
+        }
+        None => {
+            delivered.insert(frame.topic.to_string(), frame.seq);
+            true
+        }
+    }
 }
 
 async fn close(socket: &mut WebSocket, code: u16, reason: &'static str) {
@@ -139,7 +215,11 @@ async fn drain(socket: &mut WebSocket) {
     .await;
 }
 
-async fn connection(mut socket: WebSocket, state: AppState, mut address: Option<Address>) {
+/// A socket's login: the address, and the token it proved it with (checked again at every
+/// move, so that a logout ends what the socket may do).
+type Session = Option<(Address, String)>;
+
+async fn connection(mut socket: WebSocket, state: AppState, mut session: Session) {
     let mut registration = state.hub.register(state.settings.ws_send_queue);
     let id = registration.id;
     // The highest sequence number delivered per topic, to drop duplicates between the
@@ -177,12 +257,11 @@ async fn connection(mut socket: WebSocket, state: AppState, mut address: Option<
             }
             frame = registration.frames.recv() => {
                 let Some(frame) = frame else { break };
-                let seen = delivered.entry(frame.topic.to_string()).or_insert(0);
-                if frame.seq <= *seen {
-                    continue;
-                }
-                *seen = frame.seq;
-                if !send(&mut socket, frame.text).await {
+                // One write for every frame already queued (a move that ends a game
+                // publishes several events at once): queue them all, then flush once.
+                if !feed_queued(&mut socket, &mut registration.frames, &mut delivered, Some(frame)).await
+                    || socket.flush().await.is_err()
+                {
                     break;
                 }
             }
@@ -219,10 +298,20 @@ async fn connection(mut socket: WebSocket, state: AppState, mut address: Option<
                     Some(Ok(Message::Close(_))) | None => break,
                     Some(Ok(_)) => continue,
                 };
-                let reply = handle(&state, &mut socket, &mut address, id, &mut delivered, &text).await;
+                let reply = handle(&state, &mut socket, &mut session, id, &mut delivered, &text).await;
                 match reply {
-                    Ok(true) => {}
-                    Ok(false) => break,
+                    Ok(Outcome::Open) => {}
+                    Ok(Outcome::Gone) => break,
+                    Ok(Outcome::Reply(text)) => {
+                        // The move's own events are queued already (they are published
+                        // before the command is answered): they go first, in the same write.
+                        if !feed_queued(&mut socket, &mut registration.frames, &mut delivered, None).await
+                            || socket.feed(Message::Text(text)).await.is_err()
+                            || socket.flush().await.is_err()
+                        {
+                            break;
+                        }
+                    }
                     Err(e) => {
                         if !send(&mut socket, error_text(&e)).await { break }
                     }
@@ -238,33 +327,61 @@ async fn connection(mut socket: WebSocket, state: AppState, mut address: Option<
     state.hub.unregister(id);
 }
 
-/// Handles one client message; `Ok(false)` when the socket is gone.
+/// Handles one client message.
 async fn handle(
     state: &AppState,
     socket: &mut WebSocket,
-    address: &mut Option<Address>,
+    session: &mut Session,
     id: u64,
     delivered: &mut HashMap<String, u64>,
     text: &str,
-) -> Result<bool, ApiError> {
+) -> Result<Outcome, ApiError> {
     let message: ClientMessage = serde_json::from_str(text)
         .map_err(|e| ApiError::with_message(Api::BadRequest, format!("unreadable message: {e}")))?;
+    let address = session.as_ref().map(|(a, _)| *a);
+    let sent = |ok: bool| if ok { Outcome::Open } else { Outcome::Gone };
     match message {
-        ClientMessage::Ping => Ok(send(socket, Utf8Bytes::from_static(r#"{"type":"pong"}"#)).await),
+        ClientMessage::Ping => Ok(sent(
+            send(socket, Utf8Bytes::from_static(r#"{"type":"pong"}"#)).await,
+        )),
         ClientMessage::Auth { token } => {
             let a = state.authenticate(&token).await?;
-            *address = Some(a);
+            *session = Some((a, token));
             let reply = serde_json::json!({"type": "authed", "address": a.to_string()});
-            Ok(send(socket, Utf8Bytes::from(reply.to_string())).await)
+            Ok(sent(send(socket, Utf8Bytes::from(reply.to_string())).await))
+        }
+        ClientMessage::Move {
+            reference,
+            match_id,
+            seq,
+            cell,
+            mark,
+        } => {
+            if reference.as_ref().is_some_and(|r| r.len() > MAX_REF) {
+                let e =
+                    ApiError::with_message(Api::BadRequest, "a move's ref is at most 128 bytes");
+                return Ok(Outcome::Reply(move_error_text(&e, None)));
+            }
+            let answer = play(state, session.as_ref(), MatchId(match_id), seq, cell, mark).await;
+            Ok(Outcome::Reply(match answer {
+                Ok(ack) => {
+                    let body = serde_json::json!({
+                        "type": "ack", "ref": reference, "match_id": ack.match_id,
+                        "event_seqs": ack.event_seqs, "duplicate": ack.duplicate,
+                    });
+                    Utf8Bytes::from(body.to_string())
+                }
+                Err(e) => move_error_text(&e, reference.as_deref()),
+            }))
         }
         ClientMessage::Unsubscribe { topic } => {
-            let topic = resolve_topic(&topic, *address)?;
+            let topic = resolve_topic(&topic, address)?;
             state.hub.unsubscribe(id, &topic);
             delivered.remove(&topic);
-            Ok(true)
+            Ok(Outcome::Open)
         }
         ClientMessage::Subscribe { topic, since } => {
-            let topic = resolve_topic(&topic, *address)?;
+            let topic = resolve_topic(&topic, address)?;
             // Subscribe first, then read the log: live frames that arrive meanwhile wait in
             // the queue and are dropped as duplicates if the log already had them.
             state.hub.subscribe(id, &topic);
@@ -284,8 +401,12 @@ async fn handle(
                 let full = page.len() == 500;
                 for (seq, text) in page {
                     last = seq;
-                    if !send(socket, Utf8Bytes::from(text)).await {
-                        return Ok(false);
+                    if socket
+                        .feed(Message::Text(Utf8Bytes::from(text)))
+                        .await
+                        .is_err()
+                    {
+                        return Ok(Outcome::Gone);
                     }
                 }
                 if !full {
@@ -296,9 +417,42 @@ async fn handle(
             // The server's time, so a client can show deadlines by the server's clock.
             let now_ms = state.core.clock().now_ms();
             let reply = serde_json::json!({"type": "subscribed", "topic": topic, "seq": last, "now_ms": now_ms});
-            Ok(send(socket, Utf8Bytes::from(reply.to_string())).await)
+            // The catch-up and this answer go out in one write.
+            Ok(sent(send(socket, Utf8Bytes::from(reply.to_string())).await))
         }
     }
+}
+
+/// A move sent on the socket: the session is checked again (a logout ends it), the
+/// per-address rate limit applies, and the engine answers as for `POST …/moves`.
+async fn play(
+    state: &AppState,
+    session: Option<&(Address, String)>,
+    match_id: MatchId,
+    seq: u8,
+    cell: u8,
+    mark: Mark,
+) -> Result<super::games::CommandAck, ApiError> {
+    let Some((_, token)) = session else {
+        return Err(ApiError::with_message(
+            Api::Unauthorized,
+            "log in (send an auth message, or connect with ?token=) before sending a move",
+        ));
+    };
+    let me = state.authenticate(token).await?;
+    state.check_address_rate(me)?;
+    let command = Command::Move {
+        match_id,
+        seq,
+        cell,
+        mark,
+    };
+    let receipt = state.core.execute(me, command, None).await?;
+    Ok(super::games::CommandAck {
+        match_id: Some(match_id.0),
+        event_seqs: receipt.events.iter().map(|e| e.seq).collect(),
+        duplicate: receipt.duplicate.is_some(),
+    })
 }
 
 fn resolve_topic(topic: &str, address: Option<Address>) -> Result<String, ApiError> {
