@@ -50,7 +50,8 @@ async fn the_move_scripts_are_the_peers_for_several_seeds() {
 }
 
 /// Successful logins the server counted (its Prometheus counter).
-async fn logins(base: &str) -> u64 {
+/// The server's count of successful requests to `route` with `status`.
+async fn requests(base: &str, route: &str, status: &str) -> u64 {
     let text = reqwest::get(format!("{base}/metrics"))
         .await
         .unwrap()
@@ -60,8 +61,8 @@ async fn logins(base: &str) -> u64 {
     text.lines()
         .filter(|l| {
             l.starts_with("triad_http_requests_total{")
-                && l.contains("route=\"/api/auth/login\"")
-                && l.contains("status=\"200\"")
+                && l.contains(&format!("route=\"{route}\""))
+                && l.contains(&format!("status=\"{status}\""))
         })
         .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
         .sum()
@@ -72,19 +73,68 @@ async fn a_small_run_plays_every_game_without_an_error() {
     // By default each client logs in once, in its first game (a warmup game here), and
     // plays every later game of its slot with that session, also at the next point: at
     // most 4 slots at once, so 8 logins for the 2 x (3 + 12) games.
-    let base = small_run(&[], "per-client").await;
-    assert_eq!(base.1, 8, "logins");
+    // Every move goes on the WebSocket: none is posted.
+    let run = small_run(&[], "per-client", "websocket").await;
+    assert_eq!(run.logins, 8, "logins");
+    assert_eq!(run.move_posts, 0, "moves posted");
 }
 
 #[tokio::test]
 async fn with_login_per_game_every_game_logs_two_fresh_keys_in() {
-    let base = small_run(&["--login-per-game"], "per-game").await;
-    assert_eq!(base.1, 2 * 2 * (3 + 12), "logins");
+    let run = small_run(&["--login-per-game"], "per-game", "websocket").await;
+    assert_eq!(run.logins, 2 * 2 * (3 + 12), "logins");
+}
+
+#[tokio::test]
+async fn with_moves_over_http_every_move_is_posted() {
+    let run = small_run(&["--moves-over-http"], "per-client", "http").await;
+    // The 12 measured games of each point and the 3 warmup games of each.
+    let played: u64 = run.report["series"][0]["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["moves"].as_u64().unwrap())
+        .sum();
+    // Plus the 3 warmup games of each point, 5 to 9 moves each.
+    let warmup = run
+        .move_posts
+        .checked_sub(played)
+        .expect("every measured move was posted");
+    assert!(
+        (2 * 3 * 5..=2 * 3 * 9).contains(&warmup),
+        "{warmup} warmup moves posted"
+    );
+}
+
+/// What [`small_run`] found.
+struct Run {
+    report: Value,
+    /// Successful logins, by the server's count.
+    logins: u64,
+    /// Moves posted over HTTP, by the server's count.
+    move_posts: u64,
+}
+
+/// The number of moves in seed 5's games `0..n`.
+async fn moves_of(dir: &tempfile::TempDir, n: u64) -> u64 {
+    let mut dump = triad();
+    dump.args(["bench", "--dump-moves", &n.to_string(), "--seed", "5"]);
+    let (_, scripts, _) = run_to_exit(dump, dir.path(), "dump").await;
+    scripts
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["cells"]
+                .as_array()
+                .unwrap()
+                .len() as u64
+        })
+        .sum()
 }
 
 /// Plays 3 warmup and 12 measured games at concurrency 1 then 4, checks the report (its
-/// `login` parameter is `login`), and returns it with the server's count of logins.
-async fn small_run(extra: &[&str], login: &str) -> (Value, u64) {
+/// `login` and `moves` parameters are `login` and `moves`), and returns it with the
+/// server's counts of logins and posted moves.
+async fn small_run(extra: &[&str], login: &str, moves_by: &str) -> Run {
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(dir.path(), "", &[]).await;
     let json = dir.path().join("bench.json");
@@ -105,21 +155,11 @@ async fn small_run(extra: &[&str], login: &str) -> (Value, u64) {
     let printed: Value = serde_json::from_str(&stdout).expect("the report on stdout is JSON");
     assert_eq!(report, printed);
     assert_eq!(report["params"]["login"], login, "{}", report["params"]);
+    assert_eq!(report["params"]["moves"], moves_by, "{}", report["params"]);
     assert_eq!(report["params"]["prefer"], "return=minimal");
 
     // The moves of seed 5's games 0..11, from the scripts themselves.
-    let mut dump = triad();
-    dump.args(["bench", "--dump-moves", "12", "--seed", "5"]);
-    let (_, scripts, _) = run_to_exit(dump, dir.path(), "dump").await;
-    let moves: u64 = scripts
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<Value>(l).unwrap()["cells"]
-                .as_array()
-                .unwrap()
-                .len() as u64
-        })
-        .sum();
+    let moves = moves_of(&dir, 12).await;
 
     let points = report["series"][0]["points"].as_array().unwrap();
     assert_eq!(points.len(), 2);
@@ -152,6 +192,10 @@ async fn small_run(extra: &[&str], login: &str) -> (Value, u64) {
         chart.contains("concurrent games"),
         "the chart has its axis labels"
     );
-    let logins = logins(&server.api.base).await;
-    (report, logins)
+    let base = &server.api.base;
+    Run {
+        report,
+        logins: requests(base, "/api/auth/login", "200").await,
+        move_posts: requests(base, "/api/matches/{id}/moves", "201").await,
+    }
 }

@@ -3,7 +3,9 @@
 //!
 //! Each game has two clients, each with its own key, session and WebSocket. A client logs
 //! in once and plays its slot's games one after the other, with a new WebSocket per game
-//! (`--login-per-game`: two fresh keys log in for every game). Every request asks for the
+//! (`--login-per-game`: two fresh keys log in for every game). Moves go on the WebSocket
+//! (`{"type":"move",…}`, answered by an `ack`), as the boardgame.io peer's clients send theirs
+//! on socket.io; `--moves-over-http` posts each move instead. Every request asks for the
 //! short command answer (`Prefer: return=minimal`): the events come on the WebSocket. The
 //! challenger challenges, the other learns of the challenge on its `inbox` topic and accepts, both
 //! subscribe to the match, and they play game *i* of the same seeded move scripts as the
@@ -78,6 +80,10 @@ pub(crate) struct BenchArgs {
     /// calls: our challenge and accept).
     #[arg(long)]
     login_per_game: bool,
+    /// Post each move (`POST /api/matches/{id}/moves`) instead of sending it on the
+    /// player's WebSocket, as runs 1-3 did (2026-11-21).
+    #[arg(long)]
+    moves_over_http: bool,
     /// A game not over after this many seconds fails.
     #[arg(long, default_value_t = 60)]
     game_timeout_s: u64,
@@ -358,6 +364,7 @@ struct Shared {
     game_timeout: Duration,
     setup_limit: Option<Arc<tokio::sync::Semaphore>>,
     login_per_game: bool,
+    moves_over_http: bool,
     /// Logged-in pairs between games (and from the warmup to the measured games): a slot
     /// takes one, or logs a new pair in, and puts it back when its games are done.
     sessions: std::sync::Mutex<Vec<[Session; 2]>>,
@@ -515,6 +522,24 @@ async fn until_event(
     }
 }
 
+/// Sends a move on the mover's WebSocket and reads until its `ack` (past the move's own
+/// events); a refusal fails at `move` with the server's error.
+async fn send_move(ws: &mut Ws, id: u64, seq: u64, cell: u8, mark: &str) -> Result<(), Failure> {
+    let reference = seq.to_string();
+    let message = json!({ "type": "move", "ref": reference, "match_id": id, "seq": seq, "cell": cell, "mark": mark });
+    ws.send(Message::text(message.to_string()))
+        .await
+        .map_err(fail("ws_send"))?;
+    loop {
+        let frame = next_frame(ws).await?;
+        match frame["type"].as_str() {
+            Some("ack") if frame["ref"] == reference.as_str() => return Ok(()),
+            Some("error") => return Err(fail("move")(frame)),
+            _ => {}
+        }
+    }
+}
+
 /// A POST with the session, asking for the short answer (`Prefer: return=minimal`); the
 /// JSON answer, or a failure at `stage` with the server's error code.
 async fn post(
@@ -621,19 +646,28 @@ async fn play_game(
         }
         let [first, second] = &mut players;
         let (me, opponent) = if mover == 0 {
-            (&*first, second)
+            (first, second)
         } else {
-            (&*second, first)
+            (second, first)
         };
-        let body = json!({ "seq": seq, "cell": cell, "mark": mark });
         let sent = Instant::now();
-        let path = format!("/api/matches/{id}/moves");
         // A refused move fails the game at once: its opponent would wait for it forever.
-        let (_, seen) =
-            tokio::try_join!(post(ctx, &me.session.token, &path, &body, "move"), async {
+        let (_, seen) = tokio::try_join!(
+            async {
+                if ctx.moves_over_http {
+                    let body = json!({ "seq": seq, "cell": cell, "mark": mark });
+                    let path = format!("/api/matches/{id}/moves");
+                    post(ctx, &me.session.token, &path, &body, "move").await?;
+                } else {
+                    send_move(&mut me.ws, id, seq, cell, mark).await?;
+                }
+                Ok::<(), Failure>(())
+            },
+            async {
                 until_event(&mut opponent.ws, "moved", id, Some(seq)).await?;
                 Ok::<Instant, Failure>(Instant::now())
-            })?;
+            }
+        )?;
         result
             .latencies_ms
             .push((seen - sent).as_secs_f64() * 1000.0);
@@ -984,6 +1018,7 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<std::process::ExitCode> {
         game_timeout: Duration::from_secs(args.game_timeout_s),
         setup_limit: setup_limit.map(|n| Arc::new(tokio::sync::Semaphore::new(n))),
         login_per_game: args.login_per_game,
+        moves_over_http: args.moves_over_http,
         sessions: std::sync::Mutex::new(Vec::new()),
     });
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -1013,6 +1048,7 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<std::process::ExitCode> {
             "warmup": args.warmup, "think_ms": args.think_ms, "hold": args.hold,
             "game_timeout_s": args.game_timeout_s, "flow": "challenge+accept",
             "login": if args.login_per_game { "per-game" } else { "per-client" },
+            "moves": if args.moves_over_http { "http" } else { "websocket" },
             "prefer": "return=minimal",
         }),
         series: vec![Series {
