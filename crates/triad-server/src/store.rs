@@ -300,6 +300,10 @@ impl Store {
         let options = AnyConnectOptions::from_str(&url)?;
         let pool = AnyPoolOptions::new()
             .max_connections(if backend == Backend::Sqlite { 8 } else { 16 })
+            // An SQLite connection is a file handle that does not go stale: pinging it at
+            // every acquire cost a round trip to its worker thread per read. A PostgreSQL
+            // connection can die with its server or the network, so it is still checked.
+            .test_before_acquire(backend == Backend::Postgres)
             .after_connect(move |conn, _| {
                 Box::pin(async move {
                     if backend == Backend::Sqlite {
