@@ -18,6 +18,30 @@ use crate::{
     stats::rate,
 };
 
+/// The deadline the clock's `Tick` enforces on a match: every kind but the move timeout,
+/// which only fires by itself with `automatic_timeouts` (otherwise the last mover claims it).
+fn clock_deadline(config: &Config, m: &Match) -> Option<Deadline> {
+    m.deadline(config)
+        .filter(|d| d.kind != DeadlineKind::Timeout || config.automatic_timeouts)
+}
+
+/// Moves a match's entry in the deadline index from `before` to `after`.
+fn reindex(
+    deadlines: &mut BTreeSet<(u64, MatchId)>,
+    id: MatchId,
+    before: Option<u64>,
+    after: Option<u64>,
+) {
+    if before != after {
+        if let Some(at_ms) = before {
+            deadlines.remove(&(at_ms, id));
+        }
+        if let Some(at_ms) = after {
+            deadlines.insert((at_ms, id));
+        }
+    }
+}
+
 /// What a command did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Receipt {
@@ -309,12 +333,9 @@ impl Engine {
         self.deadlines.first().map(|&(at_ms, _)| at_ms)
     }
 
-    /// The deadline the clock's `Tick` enforces on a match: every kind but the move
-    /// timeout, which only fires by itself with `automatic_timeouts` (otherwise the last
-    /// mover claims it).
+    /// The deadline the clock's `Tick` enforces on a match ([`clock_deadline`]).
     fn clock_deadline(&self, m: &Match) -> Option<Deadline> {
-        m.deadline(&self.config)
-            .filter(|d| d.kind != DeadlineKind::Timeout || self.config.automatic_timeouts)
+        clock_deadline(&self.config, m)
     }
 
     /// When a match's clock deadline falls, as the deadline index holds it.
@@ -1271,8 +1292,12 @@ impl Engine {
         assert!(event.at_ms >= self.clock_ms, "time does not go backwards");
         let now = event.at_ms;
         // The match the event concerns is the only one whose clock deadline can change
-        // (a rematch also marks the finished match it follows, which has none).
-        let touched = event.match_id();
+        // (a rematch also marks the finished match it follows, which has none); a transfer
+        // changes no match, and a move, the commonest event, updates the index itself.
+        let touched = match event.kind {
+            EventKind::Transferred { .. } | EventKind::Moved { .. } => None,
+            _ => event.match_id(),
+        };
         let deadline_before = touched.and_then(|id| self.indexed_deadline(id));
         match &event.kind {
             &EventKind::ChallengeIssued {
@@ -1361,6 +1386,7 @@ impl Engine {
             } => {
                 let m = self.matches.get_mut(&match_id).expect("the match exists");
                 assert!(matches!(m.phase, Phase::Ready | Phase::InProgress));
+                let deadline_before = clock_deadline(&self.config, m).map(|d| d.at_ms);
                 assert_eq!(seq, m.seq() + 1);
                 assert_eq!(m.seat(player), Some(by));
                 let (position, mv) = m
@@ -1371,6 +1397,13 @@ impl Engine {
                 m.moves.push(mv);
                 m.phase = Phase::InProgress;
                 m.last_activity_ms = now;
+                let deadline_after = clock_deadline(&self.config, m).map(|d| d.at_ms);
+                reindex(
+                    &mut self.deadlines,
+                    match_id,
+                    deadline_before,
+                    deadline_after,
+                );
             }
             &EventKind::GameEnded {
                 match_id,
@@ -1393,14 +1426,7 @@ impl Engine {
         }
         if let Some(id) = touched {
             let deadline_after = self.indexed_deadline(id);
-            if deadline_after != deadline_before {
-                if let Some(at_ms) = deadline_before {
-                    self.deadlines.remove(&(at_ms, id));
-                }
-                if let Some(at_ms) = deadline_after {
-                    self.deadlines.insert((at_ms, id));
-                }
-            }
+            reindex(&mut self.deadlines, id, deadline_before, deadline_after);
         }
         self.next_seq += 1;
         self.clock_ms = now;
