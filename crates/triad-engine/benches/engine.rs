@@ -115,3 +115,18 @@ fn idle_tick_over_1000_live_matches(bencher: Bencher) {
     let envelope = Envelope::new(Address::from_bytes([0xee; 32]), 3, Command::Tick);
     bencher.bench_local(|| engine.execute(divan::black_box(&envelope)).unwrap());
 }
+
+/// A `Tick` over 10,000 live matches with nothing due: the clock's cost at a busy server.
+#[divan::bench(sample_count = 20)]
+fn idle_tick_over_10000_live_matches(bencher: Bencher) {
+    let (mut engine, _) = engine_with_matches(10_000);
+    let envelope = Envelope::new(Address::from_bytes([0xee; 32]), 3, Command::Tick);
+    bencher.bench_local(|| engine.execute(divan::black_box(&envelope)).unwrap());
+}
+
+/// The server's ticker asks for the next deadline after every committed batch.
+#[divan::bench(sample_count = 20)]
+fn next_deadline_over_10000_live_matches(bencher: Bencher) {
+    let (engine, _) = engine_with_matches(10_000);
+    bencher.bench_local(|| divan::black_box(&engine).next_deadline_ms());
+}

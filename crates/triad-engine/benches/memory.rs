@@ -95,7 +95,7 @@ fn main() {
         }
     }
     let after = LIVE.load(Ordering::Relaxed);
-    let live = engine.live_matches().count();
+    let live = engine.live_count();
     println!(
         "{live} live SOS matches (3 marks each, staked): {} heap bytes per live match \
          (match record, escrow account, registry entries), size_of::<Match>() = {} bytes",

@@ -18,6 +18,30 @@ use crate::{
     stats::rate,
 };
 
+/// The deadline the clock's `Tick` enforces on a match: every kind but the move timeout,
+/// which only fires by itself with `automatic_timeouts` (otherwise the last mover claims it).
+fn clock_deadline(config: &Config, m: &Match) -> Option<Deadline> {
+    m.deadline(config)
+        .filter(|d| d.kind != DeadlineKind::Timeout || config.automatic_timeouts)
+}
+
+/// Moves a match's entry in the deadline index from `before` to `after`.
+fn reindex(
+    deadlines: &mut BTreeSet<(u64, MatchId)>,
+    id: MatchId,
+    before: Option<u64>,
+    after: Option<u64>,
+) {
+    if before != after {
+        if let Some(at_ms) = before {
+            deadlines.remove(&(at_ms, id));
+        }
+        if let Some(at_ms) = after {
+            deadlines.insert((at_ms, id));
+        }
+    }
+}
+
 /// What a command did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Receipt {
@@ -98,6 +122,10 @@ pub struct Engine {
     clock_ms: u64,
     matches: BTreeMap<MatchId, Match>,
     live: BTreeSet<MatchId>,
+    /// The clock deadline ([`clock_deadline`](Engine::clock_deadline)) of every live match
+    /// that has one, earliest first: kept by [`apply`](Engine::apply), so the next deadline
+    /// and the due matches of a `Tick` are found without a scan of the live matches.
+    deadlines: BTreeSet<(u64, MatchId)>,
     active: BTreeMap<Address, MatchId>,
     queue: BTreeMap<(GameKind, u64), VecDeque<MatchId>>,
     ledger: Ledger,
@@ -142,6 +170,7 @@ impl Engine {
             clock_ms: 0,
             matches: BTreeMap::new(),
             live: BTreeSet::new(),
+            deadlines: BTreeSet::new(),
             active: BTreeMap::new(),
             queue: BTreeMap::new(),
             ledger: Ledger::default(),
@@ -213,6 +242,12 @@ impl Engine {
     /// `finished_retention_ms` (older ones live only in the event log).
     pub fn matches(&self) -> impl Iterator<Item = &Match> {
         self.matches.values()
+    }
+
+    /// How many matches are not yet finished, in O(1).
+    #[must_use]
+    pub fn live_count(&self) -> usize {
+        self.live.len()
     }
 
     /// The matches not yet finished.
@@ -295,24 +330,25 @@ impl Engine {
     /// send a `Tick`.
     #[must_use]
     pub fn next_deadline_ms(&self) -> Option<u64> {
-        self.live_matches()
-            .filter_map(|m| self.clock_deadline(m))
-            .map(|d| d.at_ms)
-            .min()
+        self.deadlines.first().map(|&(at_ms, _)| at_ms)
     }
 
-    /// The deadline the clock's `Tick` enforces on a match: every kind but the move
-    /// timeout, which only fires by itself with `automatic_timeouts` (otherwise the last
-    /// mover claims it).
+    /// The deadline the clock's `Tick` enforces on a match ([`clock_deadline`]).
     fn clock_deadline(&self, m: &Match) -> Option<Deadline> {
-        m.deadline(&self.config)
-            .filter(|d| d.kind != DeadlineKind::Timeout || self.config.automatic_timeouts)
+        clock_deadline(&self.config, m)
+    }
+
+    /// When a match's clock deadline falls, as the deadline index holds it.
+    fn indexed_deadline(&self, id: MatchId) -> Option<u64> {
+        let m = self.matches.get(&id)?;
+        self.clock_deadline(m).map(|d| d.at_ms)
     }
 
     /// Checks every invariant of the state, in O(state): money is conserved and no account
     /// overdrawn; every escrow holds exactly the stakes of a live match; the registry of
     /// active matches agrees with the matches (one per address); the queue holds only
-    /// waiting queue matches; nobody won more games than they played.
+    /// waiting queue matches; the deadline index holds exactly the clock deadline of each
+    /// live match; nobody won more games than they played.
     ///
     /// # Errors
     /// A description of the first broken invariant.
@@ -355,6 +391,21 @@ impl Engine {
                     m.stake * staked
                 ));
             }
+        }
+        let deadlines: BTreeSet<(u64, MatchId)> = self
+            .live
+            .iter()
+            .filter_map(|&id| Some((self.indexed_deadline(id)?, id)))
+            .collect();
+        if let Some(&(at_ms, id)) = deadlines.difference(&self.deadlines).next() {
+            return Err(format!(
+                "the deadline index misses match {id}, due at {at_ms}"
+            ));
+        }
+        if let Some(&(at_ms, id)) = self.deadlines.difference(&deadlines).next() {
+            return Err(format!(
+                "the deadline index holds match {id} at {at_ms}, which is not its live deadline"
+            ));
         }
         for (account, _) in self.ledger.accounts() {
             if let Account::Escrow(id) = account
@@ -1062,13 +1113,17 @@ impl Engine {
     }
 
     fn tick(&mut self, b: &mut Batch) {
-        let due: Vec<(MatchId, DeadlineKind)> = self
-            .live_matches()
-            .filter_map(|m| {
-                let d = self.clock_deadline(m)?;
-                (b.now >= d.at_ms).then_some((m.id, d.kind))
+        let mut due: Vec<(MatchId, DeadlineKind)> = self
+            .deadlines
+            .iter()
+            .take_while(|&&(at_ms, _)| at_ms <= b.now)
+            .map(|&(_, id)| {
+                let d = self.clock_deadline(&self.matches[&id]);
+                (id, d.expect("an indexed match has a deadline").kind)
             })
             .collect();
+        // In match order, as they end in the log.
+        due.sort_unstable_by_key(|&(id, _)| id);
         for (id, kind) in due {
             match kind {
                 DeadlineKind::ChallengeExpires => {
@@ -1236,6 +1291,14 @@ impl Engine {
         );
         assert!(event.at_ms >= self.clock_ms, "time does not go backwards");
         let now = event.at_ms;
+        // The match the event concerns is the only one whose clock deadline can change
+        // (a rematch also marks the finished match it follows, which has none); a transfer
+        // changes no match, and a move, the commonest event, updates the index itself.
+        let touched = match event.kind {
+            EventKind::Transferred { .. } | EventKind::Moved { .. } => None,
+            _ => event.match_id(),
+        };
+        let deadline_before = touched.and_then(|id| self.indexed_deadline(id));
         match &event.kind {
             &EventKind::ChallengeIssued {
                 match_id,
@@ -1323,6 +1386,7 @@ impl Engine {
             } => {
                 let m = self.matches.get_mut(&match_id).expect("the match exists");
                 assert!(matches!(m.phase, Phase::Ready | Phase::InProgress));
+                let deadline_before = clock_deadline(&self.config, m).map(|d| d.at_ms);
                 assert_eq!(seq, m.seq() + 1);
                 assert_eq!(m.seat(player), Some(by));
                 let (position, mv) = m
@@ -1333,6 +1397,13 @@ impl Engine {
                 m.moves.push(mv);
                 m.phase = Phase::InProgress;
                 m.last_activity_ms = now;
+                let deadline_after = clock_deadline(&self.config, m).map(|d| d.at_ms);
+                reindex(
+                    &mut self.deadlines,
+                    match_id,
+                    deadline_before,
+                    deadline_after,
+                );
             }
             &EventKind::GameEnded {
                 match_id,
@@ -1352,6 +1423,10 @@ impl Engine {
                 m.rematch_offer = Some(by);
             }
             EventKind::Transferred { transfer, .. } => self.ledger.apply(transfer),
+        }
+        if let Some(id) = touched {
+            let deadline_after = self.indexed_deadline(id);
+            reindex(&mut self.deadlines, id, deadline_before, deadline_after);
         }
         self.next_seq += 1;
         self.clock_ms = now;

@@ -416,7 +416,7 @@ async fn run(
         match outcome {
             Ok(()) => {
                 hub.publish(&published);
-                metrics::gauge!("triad_live_matches").set(guard.live_matches().count() as f64);
+                metrics::gauge!("triad_live_matches").set(guard.live_count() as f64);
                 drop(published);
                 drop(guard);
                 for (job, result) in jobs.drain(..).zip(results) {

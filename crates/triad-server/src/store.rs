@@ -542,7 +542,7 @@ impl Store {
         engine.audit().map_err(StoreError::Corrupt)?;
         tracing::info!(
             events = engine.next_seq() - 1,
-            live_matches = engine.live_matches().count(),
+            live_matches = engine.live_count(),
             elapsed_ms = started.elapsed().as_millis() as u64,
             "rebuilt the engine from the event log"
         );

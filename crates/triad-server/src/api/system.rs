@@ -30,7 +30,7 @@ pub async fn healthz(State(state): State<AppState>) -> impl IntoResponse {
     let database = state.store.ping().await;
     let (events, live_matches) = {
         let engine = state.core.read().await;
-        (engine.next_seq() - 1, engine.live_matches().count())
+        (engine.next_seq() - 1, engine.live_count())
     };
     let status = if database {
         axum::http::StatusCode::OK
