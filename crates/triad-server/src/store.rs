@@ -174,7 +174,8 @@ struct MatchRow {
     created_ms: i64,
     updated_ms: i64,
     body: String,
-    /// Everyone the match concerns: its players and a challenge's opponent.
+    /// Everyone the match concerns (its players and a challenge's opponent), when this
+    /// batch may have changed who that is; else empty, as the rows are already there.
     players: Vec<String>,
 }
 
@@ -206,6 +207,22 @@ impl Rows {
                 ledger,
             });
         }
+        // Who a match concerns changes only with these events (the engine sets a match's
+        // host, seats and challenge nowhere else), so the other batches (a move, the end, a
+        // payout) skip `match_players`: two statements per touched match, per batch.
+        let seated: Vec<MatchId> = commit
+            .events
+            .iter()
+            .filter(|(e, _)| {
+                matches!(
+                    e.kind,
+                    EventKind::ChallengeIssued { .. }
+                        | EventKind::Queued { .. }
+                        | EventKind::GameStarted { .. }
+                )
+            })
+            .filter_map(|(e, _)| e.match_id())
+            .collect();
         let mut matches = Vec::with_capacity(commit.matches.len());
         for m in &commit.matches {
             matches.push(MatchRow {
@@ -218,12 +235,15 @@ impl Rows {
                 created_ms: to_i64(m.created_ms),
                 updated_ms: to_i64(m.result.map_or(m.last_activity_ms, |r| r.ended_ms)),
                 body: serde_json::to_string(m).map_err(corrupt)?,
-                players: m
-                    .participants()
-                    .iter()
-                    .chain(m.challenge.map(|c| c.opponent).iter())
-                    .map(ToString::to_string)
-                    .collect(),
+                players: if seated.contains(&m.id) {
+                    m.participants()
+                        .iter()
+                        .chain(m.challenge.map(|c| c.opponent).iter())
+                        .map(ToString::to_string)
+                        .collect()
+                } else {
+                    Vec::new()
+                },
             });
         }
         Ok(Rows { events, matches })

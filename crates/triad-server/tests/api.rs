@@ -819,6 +819,68 @@ async fn matches_list_by_player_and_status_newest_first_in_pages() {
     assert_eq!(ids(r.expect(200)), Vec::<u64>::new());
 }
 
+#[tokio::test]
+async fn every_match_is_listed_for_each_of_its_players_however_they_came_to_it() {
+    // The `match_players` rows are written with the events that seat players (a challenge,
+    // a queue, a start); moves and ends do not touch them. Each way in, checked at the end.
+    let server = Server::start().await;
+    let (alice, bob) = funded_pair(&server, 1_000).await;
+    let listed = |user: &User| {
+        let path = format!("/api/matches?player={}&limit=100", user.address);
+        let server = &server;
+        async move {
+            let r = server.get(&path).send().await;
+            let mut found = ids(r.expect(200));
+            found.sort_unstable();
+            found
+        }
+    };
+    // A challenge: the opponent sees it while it waits, before accepting.
+    let issued = server
+        .post("/api/challenges")
+        .auth(&alice)
+        .json(&json!({ "opponent": bob.address, "game": "tic-tac-toe", "stake": 100 }))
+        .send()
+        .await;
+    let challenged = issued.expect(201)["match"]["id"].as_u64().unwrap();
+    assert_eq!(listed(&bob).await, [challenged]);
+    server
+        .post(&format!("/api/challenges/{challenged}/accept"))
+        .auth(&bob)
+        .send()
+        .await
+        .expect(201);
+    server.x_wins(&alice, &bob, challenged).await.expect(201);
+    // A rematch: a new match, seated by its start.
+    let path = format!("/api/matches/{challenged}/rematch");
+    server.post(&path).auth(&bob).send().await.expect(201);
+    let r = server.post(&path).auth(&alice).send().await;
+    let rematch = r.expect(201)["match"]["id"].as_u64().unwrap();
+    server
+        .post(&format!("/api/matches/{rematch}/forfeit"))
+        .auth(&alice)
+        .send()
+        .await
+        .expect(201);
+    // The queue: the first waits alone, the second starts the match.
+    let queue = |user: &User| {
+        server
+            .post("/api/queue")
+            .auth(user)
+            .json(&json!({ "game": "sos", "stake": 0 }))
+    };
+    let queued = queue(&bob).send().await.expect(201)["match"]["id"]
+        .as_u64()
+        .unwrap();
+    assert!(listed(&bob).await.contains(&queued));
+    assert!(!listed(&alice).await.contains(&queued));
+    queue(&alice).send().await.expect(201);
+    let mut all = vec![challenged, rematch, queued];
+    all.sort_unstable();
+    assert_eq!(listed(&alice).await, all);
+    assert_eq!(listed(&bob).await, all);
+}
+
 // ----- players and the leaderboard -----------------------------------------------------
 
 #[tokio::test]
