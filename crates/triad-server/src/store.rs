@@ -70,6 +70,12 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
         include_str!("../migrations/sqlite/0003_login_challenges.sql"),
         include_str!("../migrations/postgres/0003_login_challenges.sql"),
     ),
+    (
+        4,
+        "the log's tables keyed by rowid (SQLite); topics by seq (PostgreSQL)",
+        include_str!("../migrations/sqlite/0004_rowid_keys.sql"),
+        include_str!("../migrations/postgres/0004_rowid_keys.sql"),
+    ),
 ];
 
 impl StoreError {
@@ -101,7 +107,7 @@ impl StoreError {
 }
 
 /// The latest schema version this binary writes.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// A stored realtime event: its sequence number and JSON body.
 #[derive(Clone, Debug)]

@@ -162,3 +162,131 @@ async fn a_fresh_database_gets_every_migration_and_reopens() {
     assert_eq!(store.setting("k").await.unwrap().as_deref(), Some("v"));
     store.close().await;
 }
+
+/// Schema version 3's layout of the tables that version 4 rebuilds, as 0001 created them.
+const V3_TABLES: &[(&str, &str, &str)] = &[
+    (
+        "events",
+        "seq BIGINT PRIMARY KEY, at_ms BIGINT NOT NULL, match_id BIGINT, kind TEXT NOT NULL, body TEXT NOT NULL",
+        "seq, at_ms, match_id, kind, body",
+    ),
+    (
+        "event_topics",
+        "topic TEXT NOT NULL, seq BIGINT NOT NULL, PRIMARY KEY (topic, seq)",
+        "topic, seq",
+    ),
+    (
+        "matches",
+        "id BIGINT PRIMARY KEY, game TEXT NOT NULL, stake TEXT NOT NULL, origin TEXT NOT NULL, \
+         phase TEXT NOT NULL, reason TEXT, created_ms BIGINT NOT NULL, updated_ms BIGINT NOT NULL, body TEXT NOT NULL",
+        "id, game, stake, origin, phase, reason, created_ms, updated_ms, body",
+    ),
+    (
+        "match_players",
+        "address TEXT NOT NULL, match_id BIGINT NOT NULL, PRIMARY KEY (address, match_id)",
+        "address, match_id",
+    ),
+    (
+        "ledger_entries",
+        "address TEXT NOT NULL, seq BIGINT NOT NULL, amount TEXT NOT NULL, reason TEXT NOT NULL, \
+         match_id BIGINT, PRIMARY KEY (address, seq)",
+        "address, seq, amount, reason, match_id",
+    ),
+];
+
+/// How SQLite stores `table`: its `CREATE TABLE` text, and its row count.
+async fn layout(conn: &mut SqliteConnection, table: &str) -> (String, i64) {
+    let sql: String =
+        sqlx::query("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = $1")
+            .bind(table)
+            .fetch_one(&mut *conn)
+            .await
+            .unwrap()
+            .get(0);
+    let count: i64 = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT count(*) FROM {table}")))
+        .fetch_one(&mut *conn)
+        .await
+        .unwrap()
+        .get(0);
+    (sql, count)
+}
+
+#[tokio::test]
+async fn a_version_3_database_is_rebuilt_around_its_keys_with_every_row_kept() {
+    let server = Server::start().await;
+    let (alice, bob) = (server.user().await, server.user().await);
+    server.deposit(&alice, 1_000).await;
+    server.deposit(&bob, 1_000).await;
+    let done = server.challenge_accepted(&alice, &bob, 100).await;
+    server.x_wins(&alice, &bob, done).await.expect(201);
+    let live = server.challenge_accepted(&alice, &bob, 100).await;
+    server.play(&alice, live, 1, 4, "X").await.expect(201);
+    let before = snapshot(&server, &alice, &bob, [done, live]).await;
+    let dir = server.stop().await;
+
+    // Put the file back as version 3 left it: the same rows in the old tables.
+    let mut conn = SqliteConnection::connect(&sqlite_url(&dir)).await.unwrap();
+    let mut counts = Vec::new();
+    for (table, columns, names) in V3_TABLES {
+        let (sql, count) = layout(&mut conn, table).await;
+        assert!(
+            sql.contains("INTEGER PRIMARY KEY") || sql.contains("WITHOUT ROWID"),
+            "{sql}"
+        );
+        assert!(count > 0, "{table} has rows to carry over");
+        counts.push(count);
+        for statement in [
+            format!("CREATE TABLE {table}_v3 ({columns})"),
+            format!("INSERT INTO {table}_v3 ({names}) SELECT {names} FROM {table}"),
+            format!("DROP TABLE {table}"),
+            format!("ALTER TABLE {table}_v3 RENAME TO {table}"),
+        ] {
+            sqlx::query(sqlx::AssertSqlSafe(statement))
+                .execute(&mut conn)
+                .await
+                .unwrap();
+        }
+        let (sql, _) = layout(&mut conn, table).await;
+        assert!(
+            !sql.contains("INTEGER PRIMARY KEY") && !sql.contains("WITHOUT ROWID"),
+            "{sql}"
+        );
+    }
+    sqlx::query("CREATE INDEX match_players_by_match ON match_players (match_id)")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    sqlx::query("DELETE FROM _sqlx_migrations WHERE version = 4")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    conn.close().await.unwrap();
+    assert_eq!(schema_versions(&dir).await, [1, 2, 3]);
+
+    // Opened by this binary: version 4 rebuilds the tables and every row is still there.
+    let args = base_args(dir.path());
+    let server = Server::start_in(dir, args).await;
+    assert_eq!(snapshot(&server, &alice, &bob, [done, live]).await, before);
+    server.play(&bob, live, 2, 0, "O").await.expect(201);
+    assert_eq!(server.match_(live).await["board"], "O---X----");
+    let dir = server.stop().await;
+    assert_eq!(schema_versions(&dir).await, every_version());
+    let mut conn = SqliteConnection::connect(&sqlite_url(&dir)).await.unwrap();
+    for ((table, _, _), count) in V3_TABLES.iter().zip(counts) {
+        let (sql, now) = layout(&mut conn, table).await;
+        let keyed = if matches!(*table, "events" | "matches") {
+            sql.contains("INTEGER PRIMARY KEY")
+        } else {
+            sql.contains("WITHOUT ROWID")
+        };
+        assert!(keyed, "{sql}");
+        // The move after the upgrade added rows; nothing was lost.
+        assert!(now >= count, "{table}: {now} rows, {count} before");
+    }
+    let integrity: String = sqlx::query("PRAGMA integrity_check")
+        .fetch_one(&mut conn)
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(integrity, "ok");
+}
