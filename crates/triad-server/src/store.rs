@@ -48,6 +48,10 @@ pub enum StoreError {
     /// A stored row could not be read back.
     #[error("corrupt row: {0}")]
     Corrupt(String),
+    /// The store was closed (the server is shutting down), or its commit thread could not
+    /// be started.
+    #[error("the database is closed: {0}")]
+    Closed(&'static str),
 }
 
 /// The schema versions this binary knows: `(version, description, SQLite, PostgreSQL)`.
@@ -926,6 +930,9 @@ impl Store {
 
     /// Flushes and closes: on SQLite, checkpoints the WAL into the main file.
     pub async fn close(&self) {
+        if let Some(writer) = &self.writer {
+            writer.close().await;
+        }
         if self.backend == Backend::Sqlite {
             let _ = sqlx::raw_sql("PRAGMA wal_checkpoint(TRUNCATE)")
                 .execute(&self.pool)

@@ -290,3 +290,25 @@ async fn a_version_3_database_is_rebuilt_around_its_keys_with_every_row_kept() {
         .get(0);
     assert_eq!(integrity, "ok");
 }
+
+#[tokio::test]
+async fn a_closed_store_refuses_to_commit_and_leaves_an_empty_wal() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&sqlite_url(&dir)).await.unwrap();
+    store
+        .commit(&triad_server::store::Commit::default())
+        .await
+        .expect("an open store commits");
+    store.close().await;
+    let error = store
+        .commit(&triad_server::store::Commit::default())
+        .await
+        .expect_err("a closed store commits nothing");
+    assert!(matches!(error, StoreError::Closed(_)), "{error}");
+    assert!(error.to_string().contains("closed"), "{error}");
+    let wal = dir.path().join("t.db-wal");
+    assert!(
+        std::fs::metadata(&wal).map_or(true, |m| m.len() == 0),
+        "the WAL was checkpointed"
+    );
+}

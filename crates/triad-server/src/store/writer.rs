@@ -27,12 +27,18 @@ const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 /// Statements kept prepared on the connection: the five inserts, `BEGIN`, `COMMIT`.
 const STATEMENT_CACHE: usize = 16;
 
-struct Job {
-    rows: Rows,
-    reply: oneshot::Sender<Result<(), rusqlite::Error>>,
+enum Job {
+    /// Commit these rows.
+    Write {
+        rows: Rows,
+        reply: oneshot::Sender<Result<(), rusqlite::Error>>,
+    },
+    /// Close the connection and end the thread (the store is closing).
+    Close { done: oneshot::Sender<()> },
 }
 
-/// The handle to the commit thread; the thread ends when the last handle is dropped.
+/// The handle to the commit thread; the thread ends at [`Writer::close`], or when the last
+/// handle is dropped.
 #[derive(Debug)]
 pub(super) struct Writer {
     jobs: mpsc::Sender<Job>,
@@ -53,7 +59,7 @@ impl Writer {
         thread::Builder::new()
             .name("triad-commit".into())
             .spawn(move || run(&path, Some(conn), &queue))
-            .map_err(|e| StoreError::Schema(format!("cannot start the commit thread: {e}")))?;
+            .map_err(|_| StoreError::Closed("the commit thread could not be started"))?;
         Ok(Writer { jobs })
     }
 
@@ -61,11 +67,20 @@ impl Writer {
     pub(super) async fn write(&self, rows: Rows) -> Result<(), StoreError> {
         let (reply, answer) = oneshot::channel();
         self.jobs
-            .send(Job { rows, reply })
-            .map_err(|_| StoreError::Schema("the commit thread has stopped".into()))?;
+            .send(Job::Write { rows, reply })
+            .map_err(|_| StoreError::Closed("the commit thread has stopped"))?;
         match answer.await {
             Ok(result) => result.map_err(StoreError::Sqlite),
-            Err(_) => Err(StoreError::Schema("the commit thread has stopped".into())),
+            Err(_) => Err(StoreError::Closed("the commit thread has stopped")),
+        }
+    }
+
+    /// Closes the connection and ends the thread, after the batches already sent; a commit
+    /// after this fails.
+    pub(super) async fn close(&self) {
+        let (done, closed) = oneshot::channel();
+        if self.jobs.send(Job::Close { done }).is_ok() {
+            let _ = closed.await;
         }
     }
 }
@@ -87,11 +102,19 @@ fn open(path: &std::path::Path) -> Result<Connection, rusqlite::Error> {
 
 fn run(path: &std::path::Path, mut conn: Option<Connection>, queue: &mpsc::Receiver<Job>) {
     while let Ok(job) = queue.recv() {
+        let (rows, reply) = match job {
+            Job::Write { rows, reply } => (rows, reply),
+            Job::Close { done } => {
+                drop(conn.take());
+                let _ = done.send(());
+                return;
+            }
+        };
         let result = match conn.as_mut() {
             Some(c) => Ok(c),
             None => open(path).map(|c| conn.insert(c)),
         }
-        .and_then(|c| write(c, &job.rows));
+        .and_then(|c| write(c, &rows));
         if result.is_err() {
             // A failed write can leave the connection inside its transaction, holding the
             // database's write lock (after SQLITE_FULL, say), which would stall every other
@@ -102,7 +125,7 @@ fn run(path: &std::path::Path, mut conn: Option<Connection>, queue: &mpsc::Recei
                 drop(c);
             }
         }
-        let _ = job.reply.send(result);
+        let _ = reply.send(result);
     }
 }
 
