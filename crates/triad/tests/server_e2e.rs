@@ -724,4 +724,20 @@ async fn moves_sent_on_the_websocket_are_checked_acked_and_seen_live_like_http_m
         (Some("invalid_token"), Some("late")),
         "{ended}"
     );
+
+    // /metrics counts the socket's moves by outcome: 7 played and the duplicate, the move
+    // out of turn, the unauthenticated and the logged-out ones. (The over-long ref and
+    // the unreadable message are refused before they are moves.)
+    let metrics = api.metrics().await;
+    let count = |outcome: &str| -> u64 {
+        let line = format!("triad_ws_moves_total{{outcome=\"{outcome}\"}} ");
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(&line))
+            .map_or(0, |n| n.trim().parse().unwrap())
+    };
+    assert_eq!(count("ok"), 8, "{metrics}");
+    assert_eq!(count("not_your_turn"), 1, "{metrics}");
+    assert_eq!(count("unauthorized"), 1, "{metrics}");
+    assert_eq!(count("invalid_token"), 1, "{metrics}");
 }

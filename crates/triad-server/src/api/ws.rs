@@ -363,6 +363,9 @@ async fn handle(
                 return Ok(Outcome::Reply(move_error_text(&e, None)));
             }
             let answer = play(state, session.as_ref(), MatchId(match_id), seq, cell, mark).await;
+            // The socket's moves, as `triad_http_requests_total` counts the posted ones.
+            let code = answer.as_ref().map_or_else(|e| e.body.error, |_| "ok");
+            metrics::counter!("triad_ws_moves_total", "outcome" => code).increment(1);
             Ok(Outcome::Reply(match answer {
                 Ok(ack) => {
                     let body = serde_json::json!({
