@@ -42,6 +42,24 @@ fn reindex(
     }
 }
 
+/// Moves a match's entry in the index of open challenges from the opponent `before` to
+/// the opponent `after`.
+fn reindex_challenge(
+    challenges_to: &mut BTreeSet<(Address, MatchId)>,
+    id: MatchId,
+    before: Option<Address>,
+    after: Option<Address>,
+) {
+    if before != after {
+        if let Some(opponent) = before {
+            challenges_to.remove(&(opponent, id));
+        }
+        if let Some(opponent) = after {
+            challenges_to.insert((opponent, id));
+        }
+    }
+}
+
 /// What a command did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Receipt {
@@ -126,6 +144,10 @@ pub struct Engine {
     /// that has one, earliest first: kept by [`apply`](Engine::apply), so the next deadline
     /// and the due matches of a `Tick` are found without a scan of the live matches.
     deadlines: BTreeSet<(u64, MatchId)>,
+    /// Every open challenge (a waiting match with a challenge) by the address it is
+    /// addressed to: kept by [`apply`](Engine::apply), so a player's incoming challenges
+    /// are found without a scan of the live matches.
+    challenges_to: BTreeSet<(Address, MatchId)>,
     active: BTreeMap<Address, MatchId>,
     queue: BTreeMap<(GameKind, u64), VecDeque<MatchId>>,
     ledger: Ledger,
@@ -171,6 +193,7 @@ impl Engine {
             matches: BTreeMap::new(),
             live: BTreeSet::new(),
             deadlines: BTreeSet::new(),
+            challenges_to: BTreeSet::new(),
             active: BTreeMap::new(),
             queue: BTreeMap::new(),
             ledger: Ledger::default(),
@@ -261,11 +284,25 @@ impl Engine {
         self.active.get(&address).copied()
     }
 
-    /// Open challenges addressed to `address`.
+    /// Open challenges addressed to `address`, by match id, from the index of open
+    /// challenges (in O(log n + their number), not a scan of the live matches).
     pub fn incoming_challenges(&self, address: Address) -> impl Iterator<Item = &Match> {
-        self.live_matches().filter(move |m| {
-            m.phase == Phase::Waiting && m.challenge.is_some_and(|c| c.opponent == address)
-        })
+        self.challenges_to
+            .range((address, MatchId(0))..=(address, MatchId(u64::MAX)))
+            .map(|(_, id)| &self.matches[id])
+    }
+
+    /// `address`'s own open challenge (none or one): a challenger has one active match,
+    /// and an open challenge is its challenger's active match, so it is read from the
+    /// registry of active matches in O(log n).
+    pub fn outgoing_challenges(&self, address: Address) -> impl Iterator<Item = &Match> {
+        self.active
+            .get(&address)
+            .map(|id| &self.matches[id])
+            .filter(|m| {
+                m.phase == Phase::Waiting && m.challenge.is_some_and(|c| c.challenger == address)
+            })
+            .into_iter()
     }
 
     /// The ledger.
@@ -344,11 +381,19 @@ impl Engine {
         self.clock_deadline(m).map(|d| d.at_ms)
     }
 
+    /// The address a match is an open challenge to, as the index of open challenges holds it.
+    fn indexed_challenge(&self, id: MatchId) -> Option<Address> {
+        let m = self.matches.get(&id)?;
+        let c = m.challenge?;
+        (m.phase == Phase::Waiting).then_some(c.opponent)
+    }
+
     /// Checks every invariant of the state, in O(state): money is conserved and no account
     /// overdrawn; every escrow holds exactly the stakes of a live match; the registry of
     /// active matches agrees with the matches (one per address); the queue holds only
     /// waiting queue matches; the deadline index holds exactly the clock deadline of each
-    /// live match; nobody won more games than they played.
+    /// live match, and the index of open challenges exactly the waiting challenges; nobody
+    /// won more games than they played.
     ///
     /// # Errors
     /// A description of the first broken invariant.
@@ -405,6 +450,21 @@ impl Engine {
         if let Some(&(at_ms, id)) = self.deadlines.difference(&deadlines).next() {
             return Err(format!(
                 "the deadline index holds match {id} at {at_ms}, which is not its live deadline"
+            ));
+        }
+        let challenges_to: BTreeSet<(Address, MatchId)> = self
+            .live
+            .iter()
+            .filter_map(|&id| Some((self.indexed_challenge(id)?, id)))
+            .collect();
+        if let Some(&(opponent, id)) = challenges_to.difference(&self.challenges_to).next() {
+            return Err(format!(
+                "the challenge index misses match {id}, open to {opponent:?}"
+            ));
+        }
+        if let Some(&(opponent, id)) = self.challenges_to.difference(&challenges_to).next() {
+            return Err(format!(
+                "the challenge index holds match {id} for {opponent:?}, which is not an open challenge to them"
             ));
         }
         for (account, _) in self.ledger.accounts() {
@@ -1291,14 +1351,16 @@ impl Engine {
         );
         assert!(event.at_ms >= self.clock_ms, "time does not go backwards");
         let now = event.at_ms;
-        // The match the event concerns is the only one whose clock deadline can change
-        // (a rematch also marks the finished match it follows, which has none); a transfer
-        // changes no match, and a move, the commonest event, updates the index itself.
+        // The match the event concerns is the only one whose clock deadline or open
+        // challenge can change (a rematch also marks the finished match it follows, which
+        // has neither); a transfer changes no match, and a move, the commonest event,
+        // updates the deadline index itself (a moving match is no open challenge).
         let touched = match event.kind {
             EventKind::Transferred { .. } | EventKind::Moved { .. } => None,
             _ => event.match_id(),
         };
         let deadline_before = touched.and_then(|id| self.indexed_deadline(id));
+        let challenge_before = touched.and_then(|id| self.indexed_challenge(id));
         match &event.kind {
             &EventKind::ChallengeIssued {
                 match_id,
@@ -1427,6 +1489,13 @@ impl Engine {
         if let Some(id) = touched {
             let deadline_after = self.indexed_deadline(id);
             reindex(&mut self.deadlines, id, deadline_before, deadline_after);
+            let challenge_after = self.indexed_challenge(id);
+            reindex_challenge(
+                &mut self.challenges_to,
+                id,
+                challenge_before,
+                challenge_after,
+            );
         }
         self.next_seq += 1;
         self.clock_ms = now;

@@ -268,8 +268,7 @@ pub async fn list_challenges(
         .map(|m| MatchView::new(m, config))
         .collect();
     let outgoing = engine
-        .live_matches()
-        .filter(|m| m.phase == Phase::Waiting && m.challenge.is_some_and(|c| c.challenger == me))
+        .outgoing_challenges(me)
         .map(|m| MatchView::new(m, config))
         .collect();
     Ok(Json(ChallengeList { incoming, outgoing }))
