@@ -35,6 +35,7 @@ use axum::{
     http::HeaderMap,
     response::{IntoResponse, Response},
 };
+use futures_util::SinkExt as _;
 use governor::{Quota, RateLimiter};
 use serde::Deserialize;
 use triad_engine::{Address, Command, MatchId};
@@ -44,7 +45,6 @@ use super::{
     AppState,
     error::{Api, ApiError},
 };
-use futures_util::SinkExt as _;
 
 use crate::hub::{Frame, frame_text};
 
