@@ -120,10 +120,7 @@ export async function startSession() {
     session.status = 'logging-in';
     changed();
     try {
-      await refreshMe();
-      session.status = 'online';
-      followInbox();
-      changed();
+      await goOnline();
       return;
     } catch (e) {
       if (!(e instanceof ApiError) || e.status !== 401) {
@@ -191,10 +188,7 @@ async function doLogin() {
     localStorage.setItem(TOKEN_KEY, JSON.stringify(result));
     setToken(result.token);
     realtime.setToken(result.token);
-    await refreshMe();
-    session.status = 'online';
-    followInbox();
-    changed();
+    await goOnline();
     return true;
   } catch (e) {
     session.status = 'error';
@@ -259,13 +253,25 @@ function refreshMeSoon() {
   }, 60);
 }
 
-async function followInbox() {
+/**
+ * Loads `me` and follows the inbox from the log's head as it was *before* `me` was read:
+ * an event that lands in between (a deposit, a challenge) then comes in the inbox's
+ * catch-up and refreshes `me`, instead of falling in the gap between the two reads.
+ */
+async function goOnline() {
+  const since = await headSeq().catch(() => 0);
+  await refreshMe();
+  session.status = 'online';
+  followInbox(since);
+  changed();
+}
+
+/** @param {number} since the log's head before `me` was last read */
+function followInbox(since) {
   if (stopInbox) return;
   /** @type {() => void} */
   let stop = () => {};
   stopInbox = () => stop();
-  const since = await headSeq().catch(() => 0);
-  if (!stopInbox) return;
   stop = realtime.subscribe('inbox', since, {
     onEvent(event, info) {
       for (const fn of [...inboxListeners]) fn(event, info);
