@@ -22,7 +22,7 @@ command -v valgrind >/dev/null || { echo "valgrind is missing: apt-get install v
 rm -rf "$DIR" && mkdir -p "$DIR"
 valgrind --tool=callgrind --callgrind-out-file="$DIR/cg.out" --dump-instr=no \
   "$TRIAD" serve --addr "127.0.0.1:$PORT" --database "$DIR/t.db" \
-  --rate-per-ip 1000000000 --rate-per-address 1000000000 --rate-burst 1000000000 \
+  --rate-per-ip 1000000000 --rate-per-address 1000000000 --rate-burst 1000000000 --ws-rate 1000000000 \
   >"$DIR/server.log" 2>"$DIR/valgrind.log" &
 VG=$!
 for _ in $(seq 120); do curl -s -o /dev/null "http://127.0.0.1:$PORT/" && break; sleep 1; done

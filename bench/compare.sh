@@ -53,7 +53,7 @@ start_server() {
   # Rate limits off (one IP, thousands of clients); everything else as shipped.
   TRIAD_KEY_FILE=/nonexistent TRIAD_LOG=warn taskset -c 0 "$TRIAD" serve \
     --addr 127.0.0.1:0 --database "$dir/triad.db" \
-    --rate-per-ip 1000000000 --rate-per-address 1000000000 --rate-burst 1000000000 \
+    --rate-per-ip 1000000000 --rate-per-address 1000000000 --rate-burst 1000000000 --ws-rate 1000000000 \
     >"$dir/server.out" 2>"$log" &
   SERVER_PID=$!
   for _ in $(seq 200); do

@@ -122,6 +122,9 @@ settings! {
     rate_per_address: u32 = 50, env "TRIAD_RATE_PER_ADDRESS";
     /// Burst allowed above the sustained rates [default: 100].
     rate_burst: u32 = 100, env "TRIAD_RATE_BURST";
+    /// Messages per second one WebSocket may send, sustained, with twice as many in a
+    /// burst; a socket over it is closed as a flood [default: 20].
+    ws_rate: u32 = 20, env "TRIAD_WS_RATE";
     /// Log format: human or json [default: human].
     log_format: LogFormat = LogFormat::Human, env "TRIAD_LOG_FORMAT";
     /// Tests only: let `POST /api/dev/clock` move the server's clock [default: false].
@@ -186,7 +189,11 @@ impl Settings {
         if self.move_timeout_ms == 0 || self.challenge_ttl_ms == 0 {
             return Err("move_timeout_ms and challenge_ttl_ms must be more than zero".into());
         }
-        if self.rate_per_ip == 0 || self.rate_per_address == 0 || self.rate_burst == 0 {
+        if self.rate_per_ip == 0
+            || self.rate_per_address == 0
+            || self.rate_burst == 0
+            || self.ws_rate == 0
+        {
             return Err("rate limits must be more than zero".into());
         }
         if self.ws_send_queue == 0 || self.max_body_bytes < 256 {

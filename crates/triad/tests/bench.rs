@@ -73,21 +73,31 @@ async fn a_small_run_plays_every_game_without_an_error() {
     // By default each client logs in once, in its first game (a warmup game here), and
     // plays every later game of its slot with that session, also at the next point: at
     // most 4 slots at once, so 8 logins for the 2 x (3 + 12) games.
-    // Every move goes on the WebSocket: none is posted.
-    let run = small_run(&[], "per-client", "websocket").await;
+    // Every move goes on the WebSocket: none is posted. Each client keeps one WebSocket
+    // for all its games, so there are as many as there are logins.
+    let run = small_run(&[], ["per-client", "websocket", "per-client"]).await;
     assert_eq!(run.logins, 8, "logins");
+    assert_eq!(run.upgrades, 8, "WebSockets opened");
     assert_eq!(run.move_posts, 0, "moves posted");
 }
 
 #[tokio::test]
 async fn with_login_per_game_every_game_logs_two_fresh_keys_in() {
-    let run = small_run(&["--login-per-game"], "per-game", "websocket").await;
+    let run = small_run(&["--login-per-game"], ["per-game", "websocket", "per-game"]).await;
     assert_eq!(run.logins, 2 * 2 * (3 + 12), "logins");
+    assert_eq!(run.upgrades, 2 * 2 * (3 + 12), "WebSockets opened");
+}
+
+#[tokio::test]
+async fn with_ws_per_game_every_game_opens_two_websockets() {
+    let run = small_run(&["--ws-per-game"], ["per-client", "websocket", "per-game"]).await;
+    assert_eq!(run.logins, 8, "logins");
+    assert_eq!(run.upgrades, 2 * 2 * (3 + 12), "WebSockets opened");
 }
 
 #[tokio::test]
 async fn with_moves_over_http_every_move_is_posted() {
-    let run = small_run(&["--moves-over-http"], "per-client", "http").await;
+    let run = small_run(&["--moves-over-http"], ["per-client", "http", "per-client"]).await;
     // The 12 measured games of each point and the 3 warmup games of each.
     let played: u64 = run.report["series"][0]["points"]
         .as_array()
@@ -113,6 +123,8 @@ struct Run {
     logins: u64,
     /// Moves posted over HTTP, by the server's count.
     move_posts: u64,
+    /// WebSockets opened, by the server's count.
+    upgrades: u64,
 }
 
 /// The number of moves in seed 5's games `0..n`.
@@ -132,11 +144,13 @@ async fn moves_of(dir: &tempfile::TempDir, n: u64) -> u64 {
 }
 
 /// Plays 3 warmup and 12 measured games at concurrency 1 then 4, checks the report (its
-/// `login` and `moves` parameters are `login` and `moves`), and returns it with the
-/// server's counts of logins and posted moves.
-async fn small_run(extra: &[&str], login: &str, moves_by: &str) -> Run {
+/// `login`, `moves` and `websocket` parameters are `modes`), and returns it with the
+/// server's counts of logins, posted moves and opened WebSockets.
+async fn small_run(extra: &[&str], modes: [&str; 3]) -> Run {
+    let [login, moves_by, websocket] = modes;
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), "", &[]).await;
+    // Each client sends its slot's games on one WebSocket, far faster than a person.
+    let server = Server::start(dir.path(), "", &["--ws-rate", "1000000"]).await;
     let json = dir.path().join("bench.json");
     let svg = dir.path().join("bench.svg");
     let mut bench = triad();
@@ -156,6 +170,11 @@ async fn small_run(extra: &[&str], login: &str, moves_by: &str) -> Run {
     assert_eq!(report, printed);
     assert_eq!(report["params"]["login"], login, "{}", report["params"]);
     assert_eq!(report["params"]["moves"], moves_by, "{}", report["params"]);
+    assert_eq!(
+        report["params"]["websocket"], websocket,
+        "{}",
+        report["params"]
+    );
     assert_eq!(report["params"]["prefer"], "return=minimal");
 
     // The moves of seed 5's games 0..11, from the scripts themselves.
@@ -197,5 +216,6 @@ async fn small_run(extra: &[&str], login: &str, moves_by: &str) -> Run {
         report,
         logins: requests(base, "/api/auth/login", "200").await,
         move_posts: requests(base, "/api/matches/{id}/moves", "201").await,
+        upgrades: requests(base, "/api/ws", "101").await,
     }
 }

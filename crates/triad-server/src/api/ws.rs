@@ -225,9 +225,10 @@ async fn connection(mut socket: WebSocket, state: AppState, mut session: Session
     // The highest sequence number delivered per topic, to drop duplicates between the
     // catch-up from the log and the live frames.
     let mut delivered: HashMap<String, u64> = HashMap::new();
+    let rate = state.settings.ws_rate;
     let limiter = RateLimiter::direct_with_clock(
-        Quota::per_second(NonZeroU32::new(20).unwrap_or(NonZeroU32::MIN))
-            .allow_burst(NonZeroU32::new(40).unwrap_or(NonZeroU32::MIN)),
+        Quota::per_second(NonZeroU32::new(rate).unwrap_or(NonZeroU32::MIN))
+            .allow_burst(NonZeroU32::new(rate.saturating_mul(2)).unwrap_or(NonZeroU32::MIN)),
         state.limits.clock.clone(),
     );
     let mut ping = tokio::time::interval(Duration::from_secs(25));
@@ -271,7 +272,7 @@ async fn connection(mut socket: WebSocket, state: AppState, mut session: Session
                 if matches!(message, Some(Ok(Message::Text(_) | Message::Binary(_) | Message::Ping(_))))
                     && limiter.check().is_err()
                 {
-                    let e = ApiError::with_message(Api::RateLimited, "too many messages; at most 20 a second");
+                    let e = ApiError::with_message(Api::RateLimited, format!("too many messages; at most {rate} a second"));
                     let _ = send(&mut socket, error_text(&e)).await;
                     close(&mut socket, 1008, "message flood").await;
                     drain(&mut socket).await;

@@ -75,11 +75,17 @@ pub(crate) struct BenchArgs {
     setup_concurrency: Option<usize>,
     /// Log two fresh keys in for every game, as the first runs did (2026-11-21, run1). By
     /// default each of the 2 x concurrency clients logs in once and plays its slot's games
-    /// one after the other with that session, opening a WebSocket per game, as players do
-    /// (and as the boardgame.io peer's clients, whose per-game credentials come from lobby
-    /// calls: our challenge and accept).
+    /// one after the other with that session, as players do (the boardgame.io peer's
+    /// clients get per-game credentials from lobby calls: our challenge and accept).
+    /// Implies --ws-per-game.
     #[arg(long)]
     login_per_game: bool,
+    /// Open a new WebSocket for every game and close it at the end, as runs 1-5 did
+    /// (2026-11-21) and as the boardgame.io peer's clients must (one socket.io connection
+    /// per match). By default each client keeps one WebSocket for all its games, as the
+    /// web app does: it subscribes to each new match and unsubscribes when it ends.
+    #[arg(long)]
+    ws_per_game: bool,
     /// Post each move (`POST /api/matches/{id}/moves`) instead of sending it on the
     /// player's WebSocket, as runs 1-3 did (2026-11-21).
     #[arg(long)]
@@ -364,10 +370,12 @@ struct Shared {
     game_timeout: Duration,
     setup_limit: Option<Arc<tokio::sync::Semaphore>>,
     login_per_game: bool,
+    ws_per_game: bool,
     moves_over_http: bool,
-    /// Logged-in pairs between games (and from the warmup to the measured games): a slot
-    /// takes one, or logs a new pair in, and puts it back when its games are done.
-    sessions: std::sync::Mutex<Vec<[Session; 2]>>,
+    /// Logged-in pairs between games (and from the warmup to the measured games), with
+    /// their WebSockets unless --ws-per-game: a slot takes one, or logs a new pair in, and
+    /// puts it back when its games are done.
+    sessions: std::sync::Mutex<Vec<[Client; 2]>>,
 }
 
 /// A logged-in player.
@@ -379,10 +387,18 @@ struct Session {
     inbox_since: u64,
 }
 
-/// One client in a game: its session and this game's WebSocket.
+/// One client: its session and, between games unless --ws-per-game, its WebSocket.
 struct Client {
     session: Session,
+    ws: Option<Ws>,
+}
+
+/// A client connected for a game: its session and its WebSocket.
+struct Player {
+    session: Session,
     ws: Ws,
+    /// Whether the WebSocket was opened for this game (its subscriptions start afresh).
+    new: bool,
 }
 
 /// A game's measures.
@@ -437,8 +453,16 @@ async fn log_in_new(ctx: &Shared) -> Result<Session, Failure> {
     })
 }
 
-/// A session's WebSocket for one game.
-async fn connect_client(ctx: &Shared, session: Session) -> Result<Client, Failure> {
+/// A client with its WebSocket: the one it kept from its last game, or a new one.
+async fn connect_client(ctx: &Shared, client: Client) -> Result<Player, Failure> {
+    let Client { session, ws } = client;
+    if let Some(ws) = ws {
+        return Ok(Player {
+            session,
+            ws,
+            new: false,
+        });
+    }
     let url = format!("{}/api/ws?token={}", ctx.ws_base, session.token);
     // A small read buffer (the default is 128 KiB), so that 20,000 clients fit in memory.
     let config = tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
@@ -446,7 +470,11 @@ async fn connect_client(ctx: &Shared, session: Session) -> Result<Client, Failur
     let (ws, _) = tokio_tungstenite::connect_async_with_config(url, Some(config), true)
         .await
         .map_err(fail("ws_connect"))?;
-    Ok(Client { session, ws })
+    Ok(Player {
+        session,
+        ws,
+        new: true,
+    })
 }
 
 /// The next JSON text frame.
@@ -571,15 +599,15 @@ async fn post(
     }
 }
 
-/// Plays game `index`: two logins (unless `pair` holds a logged-in pair, which is reused
-/// without --login-per-game), two WebSockets, a challenge, an acceptance, the scripted
-/// moves, and the check of how it ended. The pair is left in `pair` for the slot's next
-/// game only when this one went well.
+/// Plays game `index`: two logins and two WebSockets (unless `pair` holds a logged-in pair,
+/// which is reused without --login-per-game, with its WebSockets without --ws-per-game), a
+/// challenge, an acceptance, the scripted moves, and the check of how it ended. The pair is
+/// left in `pair` for the slot's next game only when this one went well.
 async fn play_game(
     ctx: &Shared,
     index: u64,
     mut arrival: Arrival,
-    pair: &mut Option<[Session; 2]>,
+    pair: &mut Option<[Client; 2]>,
 ) -> Result<GameResult, Failure> {
     let permit = match &ctx.setup_limit {
         Some(limit) => Some(
@@ -593,16 +621,19 @@ async fn play_game(
     let started = Instant::now();
     let script = script_for(ctx.seed, index);
     let [first, second] = match pair.take() {
-        Some(sessions) if !ctx.login_per_game => sessions,
+        Some(clients) if !ctx.login_per_game => clients,
         _ => {
             let (a, b) = tokio::join!(log_in_new(ctx), log_in_new(ctx));
-            [a?, b?]
+            [a?, b?].map(|session| Client { session, ws: None })
         }
     };
     let (a, b) = tokio::join!(connect_client(ctx, first), connect_client(ctx, second));
     let mut players = [a?, b?];
+    // The challenged client follows its inbox from the moment its WebSocket opens.
     let inbox_since = players[1].session.inbox_since;
-    subscribe(&mut players[1].ws, "inbox", inbox_since).await?;
+    if players[1].new {
+        subscribe(&mut players[1].ws, "inbox", inbox_since).await?;
+    }
     let issued = post(
         ctx,
         &players[0].session.token,
@@ -695,11 +726,26 @@ async fn play_game(
     result.game_ms = playing.elapsed().as_secs_f64() * 1000.0;
     // Every event of this game came before its end: the next game's inbox starts after it.
     let ended_seq = ended["seq"].as_u64().unwrap_or(inbox_since);
-    for p in &mut players {
-        let _ = p.ws.close(None).await;
+    let mut kept = Vec::with_capacity(2);
+    for mut p in players {
         p.session.inbox_since = ended_seq;
+        let ws = if ctx.ws_per_game || ctx.login_per_game {
+            let _ = p.ws.close(None).await;
+            None
+        } else {
+            // The client leaves the match, as the web app does when its game is over.
+            let leave = json!({ "type": "unsubscribe", "topic": topic }).to_string();
+            p.ws.send(Message::text(leave))
+                .await
+                .map_err(fail("ws_send"))?;
+            Some(p.ws)
+        };
+        kept.push(Client {
+            session: p.session,
+            ws,
+        });
     }
-    *pair = Some(players.map(|p| p.session));
+    *pair = <[Client; 2]>::try_from(kept).ok();
     Ok(result)
 }
 
@@ -1018,6 +1064,7 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<std::process::ExitCode> {
         game_timeout: Duration::from_secs(args.game_timeout_s),
         setup_limit: setup_limit.map(|n| Arc::new(tokio::sync::Semaphore::new(n))),
         login_per_game: args.login_per_game,
+        ws_per_game: args.ws_per_game,
         moves_over_http: args.moves_over_http,
         sessions: std::sync::Mutex::new(Vec::new()),
     });
@@ -1049,6 +1096,7 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<std::process::ExitCode> {
             "game_timeout_s": args.game_timeout_s, "flow": "challenge+accept",
             "login": if args.login_per_game { "per-game" } else { "per-client" },
             "moves": if args.moves_over_http { "http" } else { "websocket" },
+            "websocket": if args.ws_per_game || args.login_per_game { "per-game" } else { "per-client" },
             "prefer": "return=minimal",
         }),
         series: vec![Series {
