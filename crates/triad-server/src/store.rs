@@ -22,6 +22,7 @@ use sqlx::{
 };
 use triad_engine::{Account, Address, Engine, Event, EventKind, Match, MatchId};
 
+mod reader;
 mod writer;
 
 /// Which database engine.
@@ -273,6 +274,9 @@ const UPSERT_MATCH: &str = "INSERT INTO matches (id, game, stake, origin, phase,
      updated_ms = excluded.updated_ms, body = excluded.body";
 const INSERT_PLAYER: &str =
     "INSERT INTO match_players (address, match_id) VALUES ($1, $2) ON CONFLICT DO NOTHING";
+/// A topic's events after `$2`, oldest first, at most `$3`: a subscription's catch-up.
+const TOPIC_EVENTS: &str = "SELECT e.seq, e.body FROM event_topics t JOIN events e ON e.seq = t.seq \
+     WHERE t.topic = $1 AND t.seq > $2 ORDER BY t.seq LIMIT CAST($3 AS BIGINT)";
 
 /// The database.
 #[derive(Clone, Debug)]
@@ -282,6 +286,9 @@ pub struct Store {
     url: std::sync::Arc<str>,
     /// On an SQLite file: the thread that commits batches (see [`writer`]).
     writer: Option<std::sync::Arc<writer::Writer>>,
+    /// On an SQLite file: the thread that reads the subscriptions' catch-ups (see
+    /// [`reader`]).
+    reader: Option<std::sync::Arc<reader::Reader>>,
 }
 
 /// The key of the PostgreSQL advisory lock that serialises every command batch of a
@@ -356,11 +363,13 @@ impl Store {
             backend,
             url: url.into(),
             writer: None,
+            reader: None,
         };
         store.migrate().await?;
         // After the migrations, so that the commit thread finds the tables.
         if let Some(path) = file {
-            store.writer = Some(std::sync::Arc::new(writer::Writer::start(path)?));
+            store.writer = Some(std::sync::Arc::new(writer::Writer::start(path.clone())?));
+            store.reader = Some(std::sync::Arc::new(reader::Reader::start(path)?));
         }
         Ok(store)
     }
@@ -686,15 +695,30 @@ impl Store {
         since: u64,
         limit: u32,
     ) -> Result<Vec<StoredEvent>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT e.seq, e.body FROM event_topics t JOIN events e ON e.seq = t.seq \
-             WHERE t.topic = $1 AND t.seq > $2 ORDER BY t.seq LIMIT CAST($3 AS BIGINT)",
-        )
-        .bind(topic)
-        .bind(to_i64(since))
-        .bind(i64::from(limit))
-        .fetch_all(&self.pool)
-        .await?;
+        if let Some(reader) = &self.reader {
+            let topic = topic.to_owned();
+            return reader
+                .call(move |conn| {
+                    let mut statement = conn.prepare_cached(TOPIC_EVENTS)?;
+                    let rows = statement.query_map(
+                        rusqlite::params![topic, to_i64(since), i64::from(limit)],
+                        |row| {
+                            Ok(StoredEvent {
+                                seq: to_u64(row.get(0)?),
+                                body: row.get(1)?,
+                            })
+                        },
+                    )?;
+                    Ok(rows.collect::<Result<Vec<_>, _>>()?)
+                })
+                .await;
+        }
+        let rows = sqlx::query(TOPIC_EVENTS)
+            .bind(topic)
+            .bind(to_i64(since))
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?;
         rows.into_iter()
             .map(|r| {
                 Ok(StoredEvent {
@@ -932,6 +956,9 @@ impl Store {
     pub async fn close(&self) {
         if let Some(writer) = &self.writer {
             writer.close().await;
+        }
+        if let Some(reader) = &self.reader {
+            reader.close();
         }
         if self.backend == Backend::Sqlite {
             let _ = sqlx::raw_sql("PRAGMA wal_checkpoint(TRUNCATE)")

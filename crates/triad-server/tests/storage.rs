@@ -292,13 +292,15 @@ async fn a_version_3_database_is_rebuilt_around_its_keys_with_every_row_kept() {
 }
 
 #[tokio::test]
-async fn a_closed_store_refuses_to_commit_and_leaves_an_empty_wal() {
+async fn a_closed_store_refuses_to_commit_or_read_and_leaves_an_empty_wal() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&sqlite_url(&dir)).await.unwrap();
     store
         .commit(&triad_server::store::Commit::default())
         .await
         .expect("an open store commits");
+    let read = store.topic_events("lobby", 0, 10).await;
+    assert!(read.expect("an open store reads").is_empty());
     store.close().await;
     let error = store
         .commit(&triad_server::store::Commit::default())
@@ -306,6 +308,12 @@ async fn a_closed_store_refuses_to_commit_and_leaves_an_empty_wal() {
         .expect_err("a closed store commits nothing");
     assert!(matches!(error, StoreError::Closed(_)), "{error}");
     assert!(error.to_string().contains("closed"), "{error}");
+    // The subscriptions' catch-up reads (the read thread) end with the store too.
+    let error = store
+        .topic_events("lobby", 0, 10)
+        .await
+        .expect_err("a closed store reads nothing");
+    assert!(matches!(error, StoreError::Closed(_)), "{error}");
     let wal = dir.path().join("t.db-wal");
     assert!(
         std::fs::metadata(&wal).map_or(true, |m| m.len() == 0),
