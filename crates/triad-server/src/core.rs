@@ -387,8 +387,19 @@ async fn run(
             .collect();
         let mut outcome: Result<(), StoreError> = Ok(());
         if !published.is_empty() {
-            let mut touched: Vec<triad_engine::MatchId> =
-                published.iter().filter_map(|(e, _)| e.match_id()).collect();
+            // A match's row is written with the events that change more than its board:
+            // a move after the first leaves it as it was (the engine holds every live
+            // match, and the listings take live ones from it), which spares a ~1 KiB row
+            // rewrite per move. The first move changes the phase (ready to in progress,
+            // which the listings filter on); a move that ends a game comes with its
+            // `GameEnded`, which writes the row whole.
+            let mut touched: Vec<triad_engine::MatchId> = published
+                .iter()
+                .filter(|(e, _)| {
+                    !matches!(e.kind, triad_engine::EventKind::Moved { seq, .. } if seq > 1)
+                })
+                .filter_map(|(e, _)| e.match_id())
+                .collect();
             touched.sort_unstable();
             touched.dedup();
             let commit = Commit {

@@ -143,7 +143,9 @@ pub struct LedgerEntry {
 pub struct Commit<'a> {
     /// The events, in order, with the topics each was published on.
     pub events: Vec<(&'a Event, Vec<String>)>,
-    /// The matches the events touched, as they now are.
+    /// The matches whose row the events change, as they now are: those with an event
+    /// other than a move after the first (such a move leaves the row as it was; see
+    /// `core::run`).
     pub matches: Vec<Match>,
 }
 
@@ -729,7 +731,8 @@ impl Store {
             .collect()
     }
 
-    /// A match as last stored.
+    /// A match as last stored (a live one as of its first move or its last event other than
+    /// a move: ask the engine first, as `AppState::match_view` does).
     ///
     /// # Errors
     /// On a database failure or a corrupt row.
@@ -746,7 +749,8 @@ impl Store {
     }
 
     /// Matches, newest first, optionally of one player and in one phase, with ids below
-    /// `before` (for paging).
+    /// `before` (for paging). A live match is as of its first move or its last event other
+    /// than a move: the engine has its board (`api::games::list_matches` shows that one).
     ///
     /// # Errors
     /// On a database failure or a corrupt row.

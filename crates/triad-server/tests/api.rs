@@ -1211,3 +1211,55 @@ async fn an_idempotency_key_must_be_1_to_128_characters() {
         .await
         .expect(201);
 }
+
+#[tokio::test]
+async fn a_live_match_is_listed_as_it_is_now_and_stored_whole_when_it_ends() {
+    // A move alone does not rewrite its match's row (the engine holds every live match):
+    // the listing takes a live match from the engine, and the row is whole again once the
+    // game ends.
+    let server = Server::start().await;
+    let (alice, bob) = funded_pair(&server, 0).await;
+    let issued = server
+        .post("/api/challenges")
+        .auth(&alice)
+        .json(&json!({ "opponent": bob.address, "game": "tic-tac-toe" }))
+        .send()
+        .await;
+    let id = issued.expect(201)["match"]["id"].as_u64().unwrap();
+    let accept = format!("/api/challenges/{id}/accept");
+    server.post(&accept).auth(&bob).send().await.expect(201);
+    server.play(&alice, id, 1, 0, "X").await.expect(201);
+    server.play(&bob, id, 2, 4, "O").await.expect(201);
+    let store = &server.running.as_ref().unwrap().state.store;
+    let row = |id| async move {
+        store
+            .match_(triad_engine::MatchId(id))
+            .await
+            .unwrap()
+            .unwrap()
+    };
+    // The first move is in the row (it changed the phase, which listings filter on); the
+    // second is not.
+    let stored = row(id).await;
+    assert_eq!(stored.moves.len(), 1);
+    assert_eq!(stored.phase, triad_engine::Phase::InProgress);
+    let path = format!("/api/matches?player={}&status=in_progress", alice.address);
+    let r = server.get(&path).send().await;
+    let listed = r.expect(200);
+    let view = &listed["matches"][0];
+    assert_eq!(view["id"], id, "{listed}");
+    assert_eq!(view["board"], "X---O----", "{view}");
+    assert_eq!(view["moves"].as_array().map(Vec::len), Some(2), "{view}");
+    assert_eq!(view["phase"], "in_progress", "{view}");
+    // X completes the top row.
+    server.play(&alice, id, 3, 1, "X").await.expect(201);
+    server.play(&bob, id, 4, 8, "O").await.expect(201);
+    server.play(&alice, id, 5, 2, "X").await.expect(201);
+    let ended = row(id).await;
+    assert_eq!(ended.moves.len(), 5);
+    assert_eq!(ended.phase, triad_engine::Phase::Finished);
+    let path = format!("/api/matches?player={}&status=finished", alice.address);
+    let r = server.get(&path).send().await;
+    let listed = r.expect(200);
+    assert_eq!(listed["matches"][0]["board"], "XXX-O---O", "{listed}");
+}

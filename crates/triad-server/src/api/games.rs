@@ -689,12 +689,20 @@ pub async fn list_matches(
         .store
         .list_matches(player, q.status.as_deref(), q.before, limit)
         .await?;
-    let config = state.core.read().await.config().clone();
     let next_before = (rows.len() == limit as usize)
         .then(|| rows.last().map(|m| m.id.0))
         .flatten();
+    // A live match's row is as of its first move or its last event other than a move: its
+    // board now is the engine's (which holds every live match, and finished ones for a
+    // while). Its phase, which the filter read, is always the row's.
+    let engine = state.core.read().await;
+    let config = engine.config();
+    let matches = rows
+        .iter()
+        .map(|row| MatchView::new(engine.match_(row.id).unwrap_or(row), config))
+        .collect();
     Ok(Json(MatchPage {
-        matches: rows.iter().map(|m| MatchView::new(m, &config)).collect(),
+        matches,
         next_before,
     }))
 }
