@@ -680,32 +680,22 @@ async fn moves_sent_on_the_websocket_are_checked_acked_and_seen_live_like_http_m
         (Some("error"), Some("bad_request")),
         "{long}"
     );
-    let url = format!("{}/api/ws", api.base.replacen("http://", "ws://", 1));
-    let (mut anonymous, _) = tokio_tungstenite::connect_async(url).await.unwrap();
-    use futures_util::{SinkExt as _, StreamExt as _};
+    let mut anonymous = Ws::connect_anonymous(api).await;
     anonymous
-        .send(tokio_tungstenite::tungstenite::Message::text(
-            json!({ "type": "move", "ref": 1, "match_id": id, "seq": 8, "cell": 5, "mark": "O" })
-                .to_string(),
-        ))
-        .await
-        .unwrap();
-    let frame = anonymous.next().await.unwrap().unwrap();
-    let unauthed: Value = serde_json::from_str(frame.to_text().unwrap()).unwrap();
+        .send(json!({ "type": "move", "ref": 1, "match_id": id, "seq": 8, "cell": 5, "mark": "O" }))
+        .await;
+    let unauthed = anonymous.next_json().await;
     assert_eq!(unauthed["type"], "error", "{unauthed}");
     assert_eq!(
         unauthed["error"], "bad_request",
         "a ref must be a string: {unauthed}"
     );
     anonymous
-        .send(tokio_tungstenite::tungstenite::Message::text(
-            json!({ "type": "move", "ref": "x", "match_id": id, "seq": 8, "cell": 5, "mark": "O" })
-                .to_string(),
-        ))
-        .await
-        .unwrap();
-    let frame = anonymous.next().await.unwrap().unwrap();
-    let unauthed: Value = serde_json::from_str(frame.to_text().unwrap()).unwrap();
+        .send(
+            json!({ "type": "move", "ref": "x", "match_id": id, "seq": 8, "cell": 5, "mark": "O" }),
+        )
+        .await;
+    let unauthed = anonymous.next_json().await;
     assert_eq!(
         (unauthed["error"].as_str(), unauthed["ref"].as_str()),
         (Some("unauthorized"), Some("x")),
