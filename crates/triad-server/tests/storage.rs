@@ -57,8 +57,20 @@ async fn snapshot(s: &Server, alice: &User, bob: &User, ids: [u64; 2]) -> Vec<Va
     out
 }
 
-#[tokio::test]
-async fn reopening_a_database_keeps_matches_balances_stats_sessions_and_the_seed() {
+/// A server with something in every table, and what the API says about it.
+struct Populated {
+    server: Server,
+    alice: User,
+    bob: User,
+    /// A finished match (Alice won it) and a live one (Alice played the centre).
+    ids: [u64; 2],
+    /// [`snapshot`] of the two players and the two matches.
+    before: Vec<Value>,
+}
+
+/// Starts a server where Alice and Bob, with deposits, play a staked match to the end and
+/// start another; returns it with their [`snapshot`].
+async fn populated() -> Populated {
     let server = Server::start().await;
     let (alice, bob) = (server.user().await, server.user().await);
     server.deposit(&alice, 1_000).await;
@@ -67,8 +79,25 @@ async fn reopening_a_database_keeps_matches_balances_stats_sessions_and_the_seed
     server.x_wins(&alice, &bob, done).await.expect(201);
     let live = server.challenge_accepted(&alice, &bob, 100).await;
     server.play(&alice, live, 1, 4, "X").await.expect(201);
-
     let before = snapshot(&server, &alice, &bob, [done, live]).await;
+    Populated {
+        server,
+        alice,
+        bob,
+        ids: [done, live],
+        before,
+    }
+}
+
+#[tokio::test]
+async fn reopening_a_database_keeps_matches_balances_stats_sessions_and_the_seed() {
+    let Populated {
+        server,
+        alice,
+        bob,
+        ids: [done, live],
+        before,
+    } = populated().await;
     let seed = server.state().store.setting("engine_seed").await.unwrap();
     let now = server.now().await;
     let dir = server.stop().await;
@@ -213,15 +242,13 @@ async fn layout(conn: &mut SqliteConnection, table: &str) -> (String, i64) {
 
 #[tokio::test]
 async fn a_version_3_database_is_rebuilt_around_its_keys_with_every_row_kept() {
-    let server = Server::start().await;
-    let (alice, bob) = (server.user().await, server.user().await);
-    server.deposit(&alice, 1_000).await;
-    server.deposit(&bob, 1_000).await;
-    let done = server.challenge_accepted(&alice, &bob, 100).await;
-    server.x_wins(&alice, &bob, done).await.expect(201);
-    let live = server.challenge_accepted(&alice, &bob, 100).await;
-    server.play(&alice, live, 1, 4, "X").await.expect(201);
-    let before = snapshot(&server, &alice, &bob, [done, live]).await;
+    let Populated {
+        server,
+        alice,
+        bob,
+        ids: [done, live],
+        before,
+    } = populated().await;
     let dir = server.stop().await;
 
     // Put the file back as version 3 left it: the same rows in the old tables.

@@ -20,6 +20,35 @@ async fn server_with_owner(dir: &std::path::Path) -> (Server, Player) {
     (server, owner)
 }
 
+/// Alice and Bob in a tic-tac-toe match without a stake (Alice challenged, Bob accepted;
+/// Alice moves first), on a server with an owner.
+struct Duel {
+    server: Server,
+    alice: Player,
+    bob: Player,
+    /// The match's id.
+    id: u64,
+    /// `match:{id}`.
+    topic: String,
+}
+
+async fn duel(dir: &std::path::Path) -> Duel {
+    let (server, _owner) = server_with_owner(dir).await;
+    let alice = server.api.login(&new_key()).await;
+    let bob = server.api.login(&new_key()).await;
+    let id = server
+        .api
+        .challenge_accepted(&alice, &bob, "tic-tac-toe", 0)
+        .await;
+    Duel {
+        server,
+        alice,
+        bob,
+        id,
+        topic: format!("match:{id}"),
+    }
+}
+
 /// The moved event of a move, checked against what was played.
 #[track_caller]
 fn assert_moved(event: &Value, id: u64, seq: u8, cell: u8, mark: &str) {
@@ -351,12 +380,14 @@ async fn waits_and_moves_time_out_on_the_dev_clock() {
 #[tokio::test]
 async fn a_reconnecting_client_catches_up_without_gaps_or_duplicates() {
     let dir = tempfile::tempdir().unwrap();
-    let (server, _owner) = server_with_owner(dir.path()).await;
+    let Duel {
+        server,
+        alice,
+        bob,
+        id,
+        topic,
+    } = duel(dir.path()).await;
     let api = &server.api;
-    let alice = api.login(&new_key()).await;
-    let bob = api.login(&new_key()).await;
-    let id = api.challenge_accepted(&alice, &bob, "tic-tac-toe", 0).await;
-    let topic = format!("match:{id}");
     let mover = |n: u8| if n % 2 == 1 { &alice } else { &bob };
 
     let mut seen: Vec<Value> = Vec::new();
@@ -584,12 +615,14 @@ async fn keygen_writes_a_private_key_file_that_whoami_and_serve_read() {
 #[tokio::test]
 async fn moves_sent_on_the_websocket_are_checked_acked_and_seen_live_like_http_moves() {
     let dir = tempfile::tempdir().unwrap();
-    let (server, _owner) = server_with_owner(dir.path()).await;
+    let Duel {
+        server,
+        alice,
+        bob,
+        id,
+        topic,
+    } = duel(dir.path()).await;
     let api = &server.api;
-    let alice = api.login(&new_key()).await;
-    let bob = api.login(&new_key()).await;
-    let id = api.challenge_accepted(&alice, &bob, "tic-tac-toe", 0).await;
-    let topic = format!("match:{id}");
     let mut a = Ws::connect(api, &alice.token).await;
     let mut b = Ws::connect(api, &bob.token).await;
     let (_, mut last) = a.subscribe(&topic, 0).await;
@@ -680,32 +713,22 @@ async fn moves_sent_on_the_websocket_are_checked_acked_and_seen_live_like_http_m
         (Some("error"), Some("bad_request")),
         "{long}"
     );
-    let url = format!("{}/api/ws", api.base.replacen("http://", "ws://", 1));
-    let (mut anonymous, _) = tokio_tungstenite::connect_async(url).await.unwrap();
-    use futures_util::{SinkExt as _, StreamExt as _};
+    let mut anonymous = Ws::connect_anonymous(api).await;
     anonymous
-        .send(tokio_tungstenite::tungstenite::Message::text(
-            json!({ "type": "move", "ref": 1, "match_id": id, "seq": 8, "cell": 5, "mark": "O" })
-                .to_string(),
-        ))
-        .await
-        .unwrap();
-    let frame = anonymous.next().await.unwrap().unwrap();
-    let unauthed: Value = serde_json::from_str(frame.to_text().unwrap()).unwrap();
+        .send(json!({ "type": "move", "ref": 1, "match_id": id, "seq": 8, "cell": 5, "mark": "O" }))
+        .await;
+    let unauthed = anonymous.next_json().await;
     assert_eq!(unauthed["type"], "error", "{unauthed}");
     assert_eq!(
         unauthed["error"], "bad_request",
         "a ref must be a string: {unauthed}"
     );
     anonymous
-        .send(tokio_tungstenite::tungstenite::Message::text(
-            json!({ "type": "move", "ref": "x", "match_id": id, "seq": 8, "cell": 5, "mark": "O" })
-                .to_string(),
-        ))
-        .await
-        .unwrap();
-    let frame = anonymous.next().await.unwrap().unwrap();
-    let unauthed: Value = serde_json::from_str(frame.to_text().unwrap()).unwrap();
+        .send(
+            json!({ "type": "move", "ref": "x", "match_id": id, "seq": 8, "cell": 5, "mark": "O" }),
+        )
+        .await;
+    let unauthed = anonymous.next_json().await;
     assert_eq!(
         (unauthed["error"].as_str(), unauthed["ref"].as_str()),
         (Some("unauthorized"), Some("x")),

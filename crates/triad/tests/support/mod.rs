@@ -722,8 +722,18 @@ pub(crate) struct Ws {
 impl Ws {
     /// Connects with a login token.
     pub(crate) async fn connect(api: &Api, token: &str) -> Ws {
+        Ws::open(api, &format!("/api/ws?token={token}")).await
+    }
+
+    /// Connects without a login token: a socket that never logged in.
+    pub(crate) async fn connect_anonymous(api: &Api) -> Ws {
+        Ws::open(api, "/api/ws").await
+    }
+
+    /// Connects to `path_and_query` on the server of `api`.
+    async fn open(api: &Api, path_and_query: &str) -> Ws {
         let url = format!(
-            "{}/api/ws?token={token}",
+            "{}{path_and_query}",
             api.base.replacen("http://", "ws://", 1)
         );
         let (inner, _) = tokio::time::timeout(WAIT, tokio_tungstenite::connect_async(url))
