@@ -1263,3 +1263,57 @@ async fn a_live_match_is_listed_as_it_is_now_and_stored_whole_when_it_ends() {
     let listed = r.expect(200);
     assert_eq!(listed["matches"][0]["board"], "XXX-O---O", "{listed}");
 }
+
+#[tokio::test]
+async fn an_inbox_and_a_match_are_read_back_from_the_store_after_any_seq() {
+    // A WebSocket subscription's catch-up: a topic's stored events, in order, after any
+    // seq, up to a limit (on SQLite through the read thread, on PostgreSQL through the
+    // pool).
+    let server = Server::start().await;
+    let (alice, bob) = funded_pair(&server, 0).await;
+    let issued = server
+        .post("/api/challenges")
+        .auth(&alice)
+        .json(&json!({ "opponent": bob.address, "game": "tic-tac-toe" }))
+        .send()
+        .await;
+    let id = issued.expect(201)["match"]["id"].as_u64().unwrap();
+    server
+        .post(&format!("/api/challenges/{id}/accept"))
+        .auth(&bob)
+        .send()
+        .await
+        .expect(201);
+    server.play(&alice, id, 1, 0, "X").await.expect(201);
+    let store = &server.running.as_ref().unwrap().state.store;
+    let read = |topic: String, since: u64, limit: u32| async move {
+        store
+            .topic_events(&topic, since, limit)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|e| {
+                let body: Value = serde_json::from_str(&e.body).unwrap();
+                assert_eq!(body["seq"], e.seq, "{body}");
+                (e.seq, body["kind"]["type"].as_str().unwrap().to_owned())
+            })
+            .collect::<Vec<_>>()
+    };
+    let inbox = format!("inbox:{}", bob.address);
+    let all = read(inbox.clone(), 0, 100).await;
+    let kinds: Vec<&str> = all.iter().map(|(_, k)| k.as_str()).collect();
+    assert_eq!(
+        kinds,
+        ["challenge_issued", "challenge_accepted", "game_started"],
+        "a move is not an inbox's business: {all:?}"
+    );
+    assert_eq!(read(inbox.clone(), all[0].0, 100).await, all[1..]);
+    assert_eq!(read(inbox.clone(), 0, 2).await, all[..2]);
+    assert_eq!(read(inbox.clone(), all[2].0, 100).await, []);
+    // Alice's inbox has the same three events; her match topic has the move too.
+    assert_eq!(read(format!("inbox:{}", alice.address), 0, 100).await, all);
+    let game = read(format!("match:{id}"), 0, 100).await;
+    assert_eq!(game[..3], all[..]);
+    assert_eq!(game[3].1, "moved", "{game:?}");
+    assert_eq!(game.len(), 4, "{game:?}");
+}
