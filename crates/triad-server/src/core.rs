@@ -35,7 +35,7 @@ use triad_engine::{Address, Command, Engine, EngineError, Envelope, Receipt};
 
 use crate::{
     hub::Hub,
-    store::{Commit, Store, StoreError},
+    store::{Commit, Encoded, Store, StoreError},
 };
 
 /// Where the server gets the time: the one place it reads a clock.
@@ -155,9 +155,14 @@ fn apply_new(
 
 /// Publishes events read from the log (as the node that committed them published them).
 fn publish_read(hub: &Hub, events: &[(triad_engine::Event, Vec<String>)]) {
-    let refs: Vec<(&triad_engine::Event, Vec<String>)> =
-        events.iter().map(|(e, t)| (e, t.clone())).collect();
-    hub.publish(&refs);
+    let encoded: Result<Vec<Encoded<'_>>, StoreError> = events
+        .iter()
+        .map(|(e, t)| Encoded::new(e, t.clone()))
+        .collect();
+    match encoded {
+        Ok(encoded) => hub.publish(&encoded),
+        Err(error) => tracing::error!(%error, "cannot publish events read from the log"),
+    }
 }
 
 /// Rebuilds the engine from the database, retrying until it can.
@@ -379,13 +384,17 @@ async fn run(
             .iter()
             .map(|job| guard.execute(&job.envelope))
             .collect();
-        let published: Vec<(&triad_engine::Event, Vec<String>)> = results
+        // Each event is encoded once, for its row and for every subscriber.
+        let published: Result<Vec<Encoded<'_>>, StoreError> = results
             .iter()
             .filter_map(|r| r.as_ref().ok())
             .flat_map(|r| r.events.iter())
-            .map(|e| (e, crate::hub::topics(e, &guard)))
+            .map(|e| Encoded::new(e, crate::hub::topics(e, &guard)))
             .collect();
-        let mut outcome: Result<(), StoreError> = Ok(());
+        let (published, mut outcome) = match published {
+            Ok(published) => (published, Ok(())),
+            Err(error) => (Vec::new(), Err(error)),
+        };
         if !published.is_empty() {
             // A match's row is written with the events that change more than its board:
             // a move after the first leaves it as it was (the engine holds every live
@@ -395,10 +404,11 @@ async fn run(
             // `GameEnded`, which writes the row whole.
             let mut touched: Vec<triad_engine::MatchId> = published
                 .iter()
-                .filter(|(e, _)| {
-                    !matches!(e.kind, triad_engine::EventKind::Moved { seq, .. } if seq > 1)
-                })
-                .filter_map(|(e, _)| e.match_id())
+                .map(|e| e.event)
+                .filter(
+                    |e| !matches!(e.kind, triad_engine::EventKind::Moved { seq, .. } if seq > 1),
+                )
+                .filter_map(triad_engine::Event::match_id)
                 .collect();
             touched.sort_unstable();
             touched.dedup();

@@ -3,8 +3,9 @@
 //! Topics are `match:<id>` (everything about a match: players and spectators),
 //! `inbox:<address>` (challenges, match starts and ends, money of that address) and
 //! `lobby` (queue activity, starts and ends); and `apps:<address>`, the agents' messages to
-//! that address, which the relay publishes itself ([`Hub::publish_frame`]). Each event is
-//! encoded once per topic and the same bytes go to every subscriber. Every connection has a
+//! that address, which the relay publishes itself ([`Hub::publish_frame`]). Each event comes
+//! encoded ([`Encoded`]: the core encodes it once, for its stored row and here), its frame
+//! is built once per topic, and the same bytes go to every subscriber. Every connection has a
 //! bounded queue; a subscriber whose queue is full is too slow: it is dropped from every
 //! topic and told to close, so it never slows the others. It reconnects and catches up from
 //! its last sequence number.
@@ -17,6 +18,8 @@ use std::{
 use axum::extract::ws::Utf8Bytes;
 use tokio::sync::{Notify, mpsc};
 use triad_engine::{Account, Address, Engine, Event, EventKind, Seat};
+
+use crate::store::Encoded;
 
 /// One encoded event for one topic.
 #[derive(Clone, Debug)]
@@ -189,27 +192,24 @@ impl Hub {
     }
 
     /// Sends committed events to their topics' subscribers.
-    pub fn publish(&self, events: &[(&Event, Vec<String>)]) {
+    pub fn publish(&self, events: &[Encoded<'_>]) {
         let mut inner = self.lock();
         if inner.topics.is_empty() {
             return;
         }
         let mut slow: Vec<ConnId> = Vec::new();
-        for (event, topics) in events {
-            let mut json: Option<String> = None;
-            for topic in topics {
+        for encoded in events {
+            for topic in &encoded.topics {
                 let Some(subscribers) = inner.topics.get(topic) else {
                     continue;
                 };
                 if subscribers.is_empty() {
                     continue;
                 }
-                let json =
-                    json.get_or_insert_with(|| serde_json::to_string(event).unwrap_or_default());
                 let frame = Frame {
                     topic: Arc::from(topic.as_str()),
-                    seq: event.seq,
-                    text: Utf8Bytes::from(frame_text(topic, json)),
+                    seq: encoded.event.seq,
+                    text: Utf8Bytes::from(frame_text(topic, &encoded.json)),
                 };
                 for id in subscribers {
                     if let Some(conn) = inner.conns.get(id)

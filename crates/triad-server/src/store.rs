@@ -138,11 +138,39 @@ pub struct LedgerEntry {
     pub at_ms: u64,
 }
 
+/// An event on its way to the log and the subscribers: its topics, and its JSON, encoded
+/// once for the stored row and every subscriber's frame.
+#[derive(Clone, Debug)]
+pub struct Encoded<'a> {
+    /// The event.
+    pub event: &'a Event,
+    /// The topics it is published on (`hub::topics`).
+    pub topics: Vec<String>,
+    /// The event as JSON: the row's `body`, and the `event` of its WebSocket frames.
+    pub json: String,
+}
+
+impl<'a> Encoded<'a> {
+    /// Encodes `event`, published on `topics`.
+    ///
+    /// # Errors
+    /// If the event cannot be encoded as JSON (it always can: its maps have string keys).
+    pub fn new(event: &'a Event, topics: Vec<String>) -> Result<Encoded<'a>, StoreError> {
+        let json = serde_json::to_string(event)
+            .map_err(|e| StoreError::Corrupt(format!("event {}: {e}", event.seq)))?;
+        Ok(Encoded {
+            event,
+            topics,
+            json,
+        })
+    }
+}
+
 /// What one commit writes.
 #[derive(Debug, Default)]
 pub struct Commit<'a> {
     /// The events, in order, with the topics each was published on.
-    pub events: Vec<(&'a Event, Vec<String>)>,
+    pub events: Vec<Encoded<'a>>,
     /// The matches whose row the events change, as they now are: those with an event
     /// other than a move after the first (such a move leaves the row as it was; see
     /// `core::run`).
@@ -196,7 +224,12 @@ impl Rows {
     fn of(commit: &Commit<'_>) -> Result<Rows, StoreError> {
         let corrupt = |e: serde_json::Error| StoreError::Corrupt(e.to_string());
         let mut events = Vec::with_capacity(commit.events.len());
-        for (event, topics) in &commit.events {
+        for Encoded {
+            event,
+            topics,
+            json,
+        } in &commit.events
+        {
             let mut ledger = Vec::new();
             if let EventKind::Transferred { match_id, transfer } = &event.kind {
                 for (account, sign) in [(transfer.from, "-"), (transfer.to, "")] {
@@ -215,7 +248,7 @@ impl Rows {
                 at_ms: to_i64(event.at_ms),
                 match_id: event.match_id().map(|m| to_i64(m.0)),
                 kind: kind_name(&event.kind),
-                body: serde_json::to_string(event).map_err(corrupt)?,
+                body: json.clone(),
                 topics: topics.clone(),
                 ledger,
             });
@@ -226,7 +259,8 @@ impl Rows {
         let seated: Vec<MatchId> = commit
             .events
             .iter()
-            .filter(|(e, _)| {
+            .map(|e| e.event)
+            .filter(|e| {
                 matches!(
                     e.kind,
                     EventKind::ChallengeIssued { .. }
@@ -234,7 +268,7 @@ impl Rows {
                         | EventKind::GameStarted { .. }
                 )
             })
-            .filter_map(|(e, _)| e.match_id())
+            .filter_map(Event::match_id)
             .collect();
         let mut matches = Vec::with_capacity(commit.matches.len());
         for m in &commit.matches {
@@ -621,10 +655,10 @@ impl Store {
     /// On a database failure; then nothing of the batch is stored.
     pub async fn commit_in(&self, mut tx: Tx, commit: &Commit<'_>) -> Result<(), StoreError> {
         Self::write(&mut tx, &Rows::of(commit)?).await?;
-        if let (true, Some((last, _))) = (self.is_shared(), commit.events.last()) {
+        if let (true, Some(last)) = (self.is_shared(), commit.events.last()) {
             sqlx::query("SELECT pg_notify($1, $2)")
                 .bind(EVENTS_CHANNEL)
-                .bind(last.seq.to_string())
+                .bind(last.event.seq.to_string())
                 .execute(&mut *tx)
                 .await?;
         }
