@@ -37,7 +37,7 @@ use axum::{
 };
 use futures_util::SinkExt as _;
 use governor::{Quota, RateLimiter};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use triad_engine::{Address, Command, MatchId};
 use triad_rules::Mark;
 
@@ -78,6 +78,30 @@ enum ClientMessage {
         cell: u8,
         mark: Mark,
     },
+}
+
+/// The answer to a move sent on the socket: `{"type":"ack","ref":…}` and the
+/// [`CommandAck`](super::games::CommandAck)'s fields.
+#[derive(Serialize)]
+struct Ack<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(rename = "ref")]
+    reference: Option<&'a str>,
+    #[serde(flatten)]
+    ack: &'a super::games::CommandAck,
+}
+
+/// The end of a subscription's catch-up.
+#[derive(Serialize)]
+struct Subscribed<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    topic: &'a str,
+    /// The last event delivered (or the `since` asked for).
+    seq: u64,
+    /// The server's time, so a client can show deadlines by the server's clock.
+    now_ms: u64,
 }
 
 /// What became of a client message.
@@ -369,11 +393,12 @@ async fn handle(
             metrics::counter!("triad_ws_moves_total", "outcome" => code).increment(1);
             Ok(Outcome::Reply(match answer {
                 Ok(ack) => {
-                    let body = serde_json::json!({
-                        "type": "ack", "ref": reference, "match_id": ack.match_id,
-                        "event_seqs": ack.event_seqs, "duplicate": ack.duplicate,
-                    });
-                    Utf8Bytes::from(body.to_string())
+                    let body = Ack {
+                        kind: "ack",
+                        reference: reference.as_deref(),
+                        ack: &ack,
+                    };
+                    Utf8Bytes::from(serde_json::to_string(&body).unwrap_or_default())
                 }
                 Err(e) => move_error_text(&e, reference.as_deref()),
             }))
@@ -420,9 +445,15 @@ async fn handle(
             delivered.insert(topic.clone(), last);
             // The server's time, so a client can show deadlines by the server's clock.
             let now_ms = state.core.clock().now_ms();
-            let reply = serde_json::json!({"type": "subscribed", "topic": topic, "seq": last, "now_ms": now_ms});
+            let reply = Subscribed {
+                kind: "subscribed",
+                topic: &topic,
+                seq: last,
+                now_ms,
+            };
+            let reply = serde_json::to_string(&reply).unwrap_or_default();
             // The catch-up and this answer go out in one write.
-            Ok(sent(send(socket, Utf8Bytes::from(reply.to_string())).await))
+            Ok(sent(send(socket, Utf8Bytes::from(reply)).await))
         }
     }
 }
