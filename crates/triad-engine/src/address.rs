@@ -68,11 +68,11 @@ impl FromStr for Address {
     }
 }
 
-impl fmt::Display for Address {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // On the stack, in one write: the server formats ~180 addresses per game (views,
-        // events, stored rows), and `hex::encode` into a `String` made that 8% of its CPU
-        // (BENCHMARKS.md, "Where the server's CPU goes").
+impl Address {
+    /// `0x` and 64 lowercase hex digits, on the stack: the server formats ~180 addresses per
+    /// game (views, events, stored rows), and `hex::encode` into a `String` made that 8% of
+    /// its CPU (BENCHMARKS.md, "Where the server's CPU goes").
+    fn hex(&self) -> [u8; 66] {
         const DIGITS: &[u8; 16] = b"0123456789abcdef";
         let mut text = [0u8; 66];
         text[..2].copy_from_slice(b"0x");
@@ -80,7 +80,13 @@ impl fmt::Display for Address {
             pair[0] = DIGITS[usize::from(byte >> 4)];
             pair[1] = DIGITS[usize::from(byte & 0x0f)];
         }
-        f.write_str(core::str::from_utf8(&text).map_err(|_| fmt::Error)?)
+        text
+    }
+}
+
+impl fmt::Display for Address {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(core::str::from_utf8(&self.hex()).map_err(|_| fmt::Error)?)
     }
 }
 
@@ -93,7 +99,10 @@ impl fmt::Debug for Address {
 
 impl Serialize for Address {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
+        // One string, not `collect_str`'s trip through `fmt`.
+        let hex = self.hex();
+        let text = core::str::from_utf8(&hex).map_err(serde::ser::Error::custom)?;
+        s.serialize_str(text)
     }
 }
 
