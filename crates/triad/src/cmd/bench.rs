@@ -370,7 +370,9 @@ struct Shared {
     game_timeout: Duration,
     setup_limit: Option<Arc<tokio::sync::Semaphore>>,
     login_per_game: bool,
-    ws_per_game: bool,
+    /// Each game opens its own two WebSockets and closes them at its end: with
+    /// --ws-per-game, or with --login-per-game (a fresh session has no socket yet).
+    socket_per_game: bool,
     moves_over_http: bool,
     /// Logged-in pairs between games (and from the warmup to the measured games), with
     /// their WebSockets unless --ws-per-game: a slot takes one, or logs a new pair in, and
@@ -729,7 +731,7 @@ async fn play_game(
     let mut kept = Vec::with_capacity(2);
     for mut p in players {
         p.session.inbox_since = ended_seq;
-        let ws = if ctx.ws_per_game || ctx.login_per_game {
+        let ws = if ctx.socket_per_game {
             let _ = p.ws.close(None).await;
             None
         } else {
@@ -1064,7 +1066,7 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<std::process::ExitCode> {
         game_timeout: Duration::from_secs(args.game_timeout_s),
         setup_limit: setup_limit.map(|n| Arc::new(tokio::sync::Semaphore::new(n))),
         login_per_game: args.login_per_game,
-        ws_per_game: args.ws_per_game,
+        socket_per_game: args.ws_per_game || args.login_per_game,
         moves_over_http: args.moves_over_http,
         sessions: std::sync::Mutex::new(Vec::new()),
     });
@@ -1096,7 +1098,7 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<std::process::ExitCode> {
             "game_timeout_s": args.game_timeout_s, "flow": "challenge+accept",
             "login": if args.login_per_game { "per-game" } else { "per-client" },
             "moves": if args.moves_over_http { "http" } else { "websocket" },
-            "websocket": if args.ws_per_game || args.login_per_game { "per-game" } else { "per-client" },
+            "websocket": if ctx.socket_per_game { "per-game" } else { "per-client" },
             "prefer": "return=minimal",
         }),
         series: vec![Series {
