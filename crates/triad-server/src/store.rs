@@ -996,7 +996,7 @@ impl Store {
             writer.close().await;
         }
         if let Some(reader) = &self.reader {
-            reader.close();
+            reader.close().await;
         }
         if self.backend == Backend::Sqlite {
             let _ = sqlx::raw_sql("PRAGMA wal_checkpoint(TRUNCATE)")

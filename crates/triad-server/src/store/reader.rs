@@ -27,6 +27,8 @@ type Job = Box<dyn FnOnce(Result<&Connection, rusqlite::Error>) + Send>;
 /// [`Reader::close`].
 pub(super) struct Reader {
     jobs: std::sync::Mutex<Option<mpsc::Sender<Job>>>,
+    /// The thread, joined at [`Reader::close`].
+    thread: std::sync::Mutex<Option<thread::JoinHandle<()>>>,
 }
 
 impl std::fmt::Debug for Reader {
@@ -41,12 +43,13 @@ impl Reader {
     pub(super) fn start(path: PathBuf) -> Result<Reader, StoreError> {
         let conn = open(&path).map_err(StoreError::Sqlite)?;
         let (jobs, queue) = mpsc::channel::<Job>();
-        thread::Builder::new()
+        let thread = thread::Builder::new()
             .name("triad-read".into())
             .spawn(move || run(&path, Some(conn), &queue))
             .map_err(|_| StoreError::Closed("the read thread could not be started"))?;
         Ok(Reader {
             jobs: std::sync::Mutex::new(Some(jobs)),
+            thread: std::sync::Mutex::new(Some(thread)),
         })
     }
 
@@ -71,11 +74,16 @@ impl Reader {
             .map_err(|_| StoreError::Closed("the read thread has stopped"))?
     }
 
-    /// Ends the thread after the reads already sent, closing its connection; a read after
-    /// this fails with [`StoreError::Closed`].
-    pub(super) fn close(&self) {
+    /// Ends the thread after the reads already sent and waits until it has closed its
+    /// connection (so that no read holds a snapshot of the file when the store checkpoints
+    /// it at close); a read after this fails with [`StoreError::Closed`].
+    pub(super) async fn close(&self) {
         if let Ok(mut jobs) = self.jobs.lock() {
             jobs.take();
+        }
+        let thread = self.thread.lock().ok().and_then(|mut t| t.take());
+        if let Some(thread) = thread {
+            let _ = tokio::task::spawn_blocking(move || thread.join()).await;
         }
     }
 }
