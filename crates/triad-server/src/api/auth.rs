@@ -80,7 +80,9 @@ fn random_hex<const N: usize>() -> Result<String, ApiError> {
     Ok(hex::encode(bytes))
 }
 
-fn token_hash(token: &str) -> String {
+/// A token as the server keeps it (sessions are stored and cached by it): the hex of its
+/// BLAKE2b-256 hash.
+pub(crate) fn token_hash(token: &str) -> String {
     hex::encode(triad_identity::hash256(token.as_bytes()))
 }
 
@@ -303,7 +305,12 @@ pub(crate) async fn authenticate(state: &AppState, token: &str) -> Result<Addres
     if token.len() != 64 || !token.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(ApiError::new(Api::InvalidToken));
     }
-    let hash = token_hash(token);
+    authenticate_hash(state, &token_hash(token)).await
+}
+
+/// [`authenticate`] for a token already hashed ([`token_hash`]): a WebSocket keeps its
+/// session's hash and checks it again at every move.
+pub(crate) async fn authenticate_hash(state: &AppState, hash: &str) -> Result<Address, ApiError> {
     let now = state.core.clock().now_ms();
     // With several nodes on one database, a logout on one must end the session on all:
     // no cache then, the database answers every time.
@@ -316,7 +323,7 @@ pub(crate) async fn authenticate(state: &AppState, token: &str) -> Result<Addres
             .sessions
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(&hash)
+            .get(hash)
             .copied()
     };
     let (address, expires) = match cached {
@@ -324,11 +331,11 @@ pub(crate) async fn authenticate(state: &AppState, token: &str) -> Result<Addres
         None => {
             let found = state
                 .store
-                .session(&hash)
+                .session(hash)
                 .await?
                 .ok_or_else(|| ApiError::new(Api::InvalidToken))?;
             if !shared {
-                state.auth.cache_session(hash, found, now);
+                state.auth.cache_session(hash.to_owned(), found, now);
             }
             found
         }

@@ -140,7 +140,7 @@ pub async fn upgrade(
         .or_else(|| super::bearer(&headers).map(str::to_owned));
     let session = match token {
         Some(t) => match state.authenticate(&t).await {
-            Ok(a) => Some((a, t)),
+            Ok(a) => Some((a, super::auth::token_hash(&t))),
             Err(e) => return e.into_response(),
         },
         None => None,
@@ -241,6 +241,8 @@ async fn drain(socket: &mut WebSocket) {
 
 /// A socket's login: the address, and the token it proved it with (checked again at every
 /// move, so that a logout ends what the socket may do).
+/// Who the socket is logged in as, and the hash of the token that says so
+/// ([`auth::token_hash`](super::auth::token_hash)), checked again at every move.
 type Session = Option<(Address, String)>;
 
 async fn connection(mut socket: WebSocket, state: AppState, mut session: Session) {
@@ -371,7 +373,7 @@ async fn handle(
         )),
         ClientMessage::Auth { token } => {
             let a = state.authenticate(&token).await?;
-            *session = Some((a, token));
+            *session = Some((a, super::auth::token_hash(&token)));
             let reply = serde_json::json!({"type": "authed", "address": a.to_string()});
             Ok(sent(send(socket, Utf8Bytes::from(reply.to_string())).await))
         }
@@ -468,13 +470,13 @@ async fn play(
     cell: u8,
     mark: Mark,
 ) -> Result<super::games::CommandAck, ApiError> {
-    let Some((_, token)) = session else {
+    let Some((_, hash)) = session else {
         return Err(ApiError::with_message(
             Api::Unauthorized,
             "log in (send an auth message, or connect with ?token=) before sending a move",
         ));
     };
-    let me = state.authenticate(token).await?;
+    let me = super::auth::authenticate_hash(state, hash).await?;
     state.check_address_rate(me)?;
     let command = Command::Move {
         match_id,
