@@ -1219,15 +1219,7 @@ async fn a_live_match_is_listed_as_it_is_now_and_stored_whole_when_it_ends() {
     // game ends.
     let server = Server::start().await;
     let (alice, bob) = funded_pair(&server, 0).await;
-    let issued = server
-        .post("/api/challenges")
-        .auth(&alice)
-        .json(&json!({ "opponent": bob.address, "game": "tic-tac-toe" }))
-        .send()
-        .await;
-    let id = issued.expect(201)["match"]["id"].as_u64().unwrap();
-    let accept = format!("/api/challenges/{id}/accept");
-    server.post(&accept).auth(&bob).send().await.expect(201);
+    let id = server.challenge_accepted(&alice, &bob, 0).await;
     server.play(&alice, id, 1, 0, "X").await.expect(201);
     server.play(&bob, id, 2, 4, "O").await.expect(201);
     let store = &server.running.as_ref().unwrap().state.store;
@@ -1271,19 +1263,7 @@ async fn an_inbox_and_a_match_are_read_back_from_the_store_after_any_seq() {
     // pool).
     let server = Server::start().await;
     let (alice, bob) = funded_pair(&server, 0).await;
-    let issued = server
-        .post("/api/challenges")
-        .auth(&alice)
-        .json(&json!({ "opponent": bob.address, "game": "tic-tac-toe" }))
-        .send()
-        .await;
-    let id = issued.expect(201)["match"]["id"].as_u64().unwrap();
-    server
-        .post(&format!("/api/challenges/{id}/accept"))
-        .auth(&bob)
-        .send()
-        .await
-        .expect(201);
+    let id = server.challenge_accepted(&alice, &bob, 0).await;
     server.play(&alice, id, 1, 0, "X").await.expect(201);
     let store = &server.running.as_ref().unwrap().state.store;
     let read = |topic: String, since: u64, limit: u32| async move {
