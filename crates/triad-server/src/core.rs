@@ -391,18 +391,24 @@ async fn run(
             .flat_map(|r| r.events.iter())
             .map(|e| Encoded::new(e, crate::hub::topics(e, &guard)))
             .collect();
-        let (published, mut outcome) = match published {
+        let (events, mut outcome) = match published {
             Ok(published) => (published, Ok(())),
             Err(error) => (Vec::new(), Err(error)),
         };
-        if !published.is_empty() {
+        // The batch's rows; its events are published from here once they are stored.
+        let mut commit = Commit {
+            events,
+            matches: Vec::new(),
+        };
+        if !commit.events.is_empty() {
             // A match's row is written with the events that change more than its board:
             // a move after the first leaves it as it was (the engine holds every live
             // match, and the listings take live ones from it), which spares a ~1 KiB row
             // rewrite per move. The first move changes the phase (ready to in progress,
             // which the listings filter on); a move that ends a game comes with its
             // `GameEnded`, which writes the row whole.
-            let mut touched: Vec<triad_engine::MatchId> = published
+            let mut touched: Vec<triad_engine::MatchId> = commit
+                .events
                 .iter()
                 .map(|e| e.event)
                 .filter(
@@ -412,13 +418,10 @@ async fn run(
                 .collect();
             touched.sort_unstable();
             touched.dedup();
-            let commit = Commit {
-                matches: touched
-                    .iter()
-                    .filter_map(|id| guard.match_(*id).cloned())
-                    .collect(),
-                events: published.clone(),
-            };
+            commit.matches = touched
+                .iter()
+                .filter_map(|id| guard.match_(*id).cloned())
+                .collect();
             let started = Instant::now();
             outcome = match tx.take() {
                 Some(t) => store.commit_in(t, &commit).await,
@@ -426,7 +429,7 @@ async fn run(
             };
             metrics::histogram!("triad_commit_seconds").record(started.elapsed().as_secs_f64());
             metrics::histogram!("triad_commit_batch_commands").record(jobs.len() as f64);
-            metrics::histogram!("triad_commit_batch_events").record(published.len() as f64);
+            metrics::histogram!("triad_commit_batch_events").record(commit.events.len() as f64);
         }
         // Nothing to write: end the transaction, which lets go of the cluster lock.
         if let Some(t) = tx.take()
@@ -436,9 +439,9 @@ async fn run(
         }
         match outcome {
             Ok(()) => {
-                hub.publish(&published);
+                hub.publish(&commit.events);
                 metrics::gauge!("triad_live_matches").set(guard.live_count() as f64);
-                drop(published);
+                drop(commit);
                 drop(guard);
                 for (job, result) in jobs.drain(..).zip(results) {
                     let _ = job.reply.send(result.map_err(CoreError::from));
@@ -448,7 +451,7 @@ async fn run(
             Err(error) => {
                 tracing::error!(%error, commands = jobs.len(), "commit failed; rebuilding the engine from the database");
                 metrics::counter!("triad_commit_failures_total").increment(1);
-                drop(published);
+                drop(commit);
                 // The batch is in memory but not on disk: go back to what is on disk.
                 reload(&mut guard, &store).await;
                 drop(guard);
