@@ -145,6 +145,24 @@ impl Match {
         }
     }
 
+    /// Everyone the match concerns: its [`participants`](Self::participants) and, for a
+    /// challenge, both its parties (the opponent before accepting is not yet seated), each
+    /// once. It is set when the match is created (a challenge, the first queued player) and
+    /// grows only when the seats are filled (`GameStarted`); storage relies on that (the
+    /// `match_players` rows, from which the server derives inboxes).
+    #[must_use]
+    pub fn concerned(&self) -> ArrayVec<Address, 4> {
+        let mut out: ArrayVec<Address, 4> = self.participants().into_iter().collect();
+        if let Some(c) = self.challenge {
+            for a in [c.challenger, c.opponent] {
+                if !out.contains(&a) {
+                    out.push(a);
+                }
+            }
+        }
+        out
+    }
+
     /// The human addresses holding this match as their active match.
     #[must_use]
     pub fn participants(&self) -> ArrayVec<Address, 2> {

@@ -48,36 +48,37 @@ pub fn topics(event: &Event, engine: &Engine) -> Vec<String> {
     if let Some(id) = event.match_id() {
         out.push(format!("match:{id}"));
     }
-    let participants = |inbox: &mut Vec<Address>| {
+    // A match's own events go to everyone it concerns, as `match_players` records them:
+    // the store keeps no inbox rows for those and derives them from that table
+    // (`store::inbox_is_derived`), so this set and that table must agree.
+    // (A match the engine has already forgotten falls back on the event's own addresses.)
+    let concerned = |inbox: &mut Vec<Address>| {
         if let Some(m) = event.match_id().and_then(|id| engine.match_(id)) {
-            inbox.extend(m.participants());
-            if let Some(c) = m.challenge {
-                inbox.push(c.challenger);
-                inbox.push(c.opponent);
-            }
-        }
-    };
-    match &event.kind {
-        EventKind::ChallengeIssued {
+            inbox.extend(m.concerned());
+        } else if let EventKind::ChallengeIssued {
             challenger,
             opponent,
             ..
-        } => inbox.extend([*challenger, *opponent]),
-        EventKind::ChallengeAccepted { .. }
+        } = &event.kind
+        {
+            inbox.extend([*challenger, *opponent]);
+        } else if let EventKind::GameStarted { seats, .. } = &event.kind {
+            inbox.extend(seats.iter().filter_map(Seat::address));
+        }
+    };
+    match &event.kind {
+        EventKind::ChallengeIssued { .. }
+        | EventKind::ChallengeAccepted { .. }
         | EventKind::ChallengeDeclined { .. }
         | EventKind::ChallengeExpired { .. }
         | EventKind::MatchAborted { .. }
-        | EventKind::RematchOffered { .. } => participants(&mut inbox),
+        | EventKind::RematchOffered { .. } => concerned(&mut inbox),
         EventKind::Queued { player, .. } => {
             inbox.push(*player);
             out.push("lobby".to_owned());
         }
-        EventKind::GameStarted { seats, .. } => {
-            inbox.extend(seats.iter().filter_map(Seat::address));
-            out.push("lobby".to_owned());
-        }
-        EventKind::GameEnded { .. } => {
-            participants(&mut inbox);
+        EventKind::GameStarted { .. } | EventKind::GameEnded { .. } => {
+            concerned(&mut inbox);
             out.push("lobby".to_owned());
         }
         EventKind::Transferred { transfer, .. } => {

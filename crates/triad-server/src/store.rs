@@ -243,13 +243,32 @@ impl Rows {
                     }
                 }
             }
+            // A match's own event is in the inbox of everyone the match concerns; those
+            // rows are not stored but derived from `match_players` ([`INBOX_EVENTS`]).
+            let derived: Vec<String> = match event.match_id() {
+                Some(id) if inbox_is_derived(&event.kind) => commit
+                    .matches
+                    .iter()
+                    .find(|m| m.id == id)
+                    .map(|m| m.concerned().iter().map(ToString::to_string).collect())
+                    .unwrap_or_default(),
+                _ => Vec::new(),
+            };
+            let topics = topics
+                .iter()
+                .filter(|t| {
+                    t.strip_prefix("inbox:")
+                        .is_none_or(|a| !derived.iter().any(|d| d == a))
+                })
+                .cloned()
+                .collect();
             events.push(EventRow {
                 seq: to_i64(event.seq),
                 at_ms: to_i64(event.at_ms),
                 match_id: event.match_id().map(|m| to_i64(m.0)),
                 kind: kind_name(&event.kind),
                 body: json.clone(),
-                topics: topics.clone(),
+                topics,
                 ledger,
             });
         }
@@ -283,11 +302,7 @@ impl Rows {
                 updated_ms: to_i64(m.result.map_or(m.last_activity_ms, |r| r.ended_ms)),
                 body: serde_json::to_string(m).map_err(corrupt)?,
                 players: if seated.contains(&m.id) {
-                    m.participants()
-                        .iter()
-                        .chain(m.challenge.map(|c| c.opponent).iter())
-                        .map(ToString::to_string)
-                        .collect()
+                    m.concerned().iter().map(ToString::to_string).collect()
                 } else {
                     Vec::new()
                 },
@@ -313,6 +328,62 @@ const INSERT_PLAYER: &str =
 /// A topic's events after `$2`, oldest first, at most `$3`: a subscription's catch-up.
 const TOPIC_EVENTS: &str = "SELECT e.seq, e.body FROM event_topics t JOIN events e ON e.seq = t.seq \
      WHERE t.topic = $1 AND t.seq > $2 ORDER BY t.seq LIMIT CAST($3 AS BIGINT)";
+/// The names ([`kind_name`]) of the kinds [`inbox_is_derived`] is true of, as an SQL list.
+macro_rules! derived_kinds {
+    () => {
+        "('challenge_issued', 'challenge_accepted', 'challenge_declined', \
+         'challenge_expired', 'match_aborted', 'rematch_offered', 'game_started', \
+         'game_ended')"
+    };
+}
+
+/// As [`TOPIC_EVENTS`] for the inbox `$1` of the address `$3`, at most `$4` (each `$n`
+/// first appears in order: SQLite numbers them by appearance): its stored rows (queueing,
+/// money) and, derived, the events of every match it is a player of whose kind
+/// [`inbox_is_derived`] (`derived_kinds!`). Those are not stored per address: an address's
+/// inbox rows landed on its own page of `event_topics`, a random page per player per
+/// commit, while `match_players` is written once per match (BENCHMARKS.md, "derived
+/// inboxes"). `UNION` drops the duplicates of databases that stored both.
+const INBOX_EVENTS: &str = concat!(
+    "SELECT e.seq, e.body FROM ( \
+     SELECT t.seq FROM event_topics t WHERE t.topic = $1 AND t.seq > $2 \
+     UNION \
+     SELECT t.seq FROM match_players p \
+     JOIN event_topics t ON t.topic = 'match:' || p.match_id AND t.seq > $2 \
+     JOIN events k ON k.seq = t.seq AND k.kind IN ",
+    derived_kinds!(),
+    " WHERE p.address = $3 \
+     ) s JOIN events e ON e.seq = s.seq ORDER BY s.seq LIMIT CAST($4 AS BIGINT)"
+);
+/// The same kinds, for [`Store::events_after`]: the derived inbox topics of a range of
+/// events.
+const DERIVED_TOPICS: &str = concat!(
+    "SELECT e.seq, 'inbox:' || p.address FROM events e \
+     JOIN match_players p ON p.match_id = e.match_id \
+     WHERE e.seq > $1 AND e.seq <= $2 AND e.kind IN ",
+    derived_kinds!()
+);
+
+/// Whether an event of this kind reaches the inboxes of everyone its match concerns
+/// ([`Match::concerned`], the `match_players` rows) and only them, so that the store derives
+/// those inbox rows instead of writing them. `hub::topics` publishes such an event to
+/// exactly that set. The kinds are listed again, by name, in `derived_kinds!` (the api test
+/// `every_inbox_read_back_from_the_store_is_what_its_subscribers_were_sent` holds them to
+/// it).
+#[must_use]
+pub fn inbox_is_derived(kind: &EventKind) -> bool {
+    match kind {
+        EventKind::ChallengeIssued { .. }
+        | EventKind::ChallengeAccepted { .. }
+        | EventKind::ChallengeDeclined { .. }
+        | EventKind::ChallengeExpired { .. }
+        | EventKind::MatchAborted { .. }
+        | EventKind::RematchOffered { .. }
+        | EventKind::GameStarted { .. }
+        | EventKind::GameEnded { .. } => true,
+        EventKind::Queued { .. } | EventKind::Moved { .. } | EventKind::Transferred { .. } => false,
+    }
+}
 
 /// The database.
 #[derive(Clone, Debug)]
@@ -481,12 +552,22 @@ impl Store {
         .bind(last)
         .fetch_all(&mut *conn)
         .await?;
-        for row in topics {
+        let derived = sqlx::query(DERIVED_TOPICS)
+            .bind(to_i64(after))
+            .bind(last)
+            .fetch_all(&mut *conn)
+            .await?;
+        for row in topics.into_iter().chain(derived) {
             let seq = to_u64(row.try_get(0)?);
             let topic: String = row.try_get(1)?;
             if let Ok(i) = out.binary_search_by_key(&seq, |(e, _)| e.seq) {
                 out[i].1.push(topic);
             }
+        }
+        // A database may hold an inbox row that is also derived: each topic once.
+        for (_, topics) in &mut out {
+            topics.sort_unstable();
+            topics.dedup();
         }
         Ok(out)
     }
@@ -731,30 +812,52 @@ impl Store {
         since: u64,
         limit: u32,
     ) -> Result<Vec<StoredEvent>, StoreError> {
+        // An inbox's own rows and those derived from its matches (see [`INBOX_EVENTS`]).
+        let inbox = topic.strip_prefix("inbox:").map(ToOwned::to_owned);
         if let Some(reader) = &self.reader {
             let topic = topic.to_owned();
             return reader
                 .call(move |conn| {
-                    let mut statement = conn.prepare_cached(TOPIC_EVENTS)?;
-                    let rows = statement.query_map(
-                        rusqlite::params![topic, to_i64(since), i64::from(limit)],
-                        |row| {
-                            Ok(StoredEvent {
-                                seq: to_u64(row.get(0)?),
-                                body: row.get(1)?,
-                            })
-                        },
-                    )?;
+                    let mut statement = conn.prepare_cached(if inbox.is_some() {
+                        INBOX_EVENTS
+                    } else {
+                        TOPIC_EVENTS
+                    })?;
+                    let since = to_i64(since);
+                    let limit = i64::from(limit);
+                    let params: Vec<&dyn rusqlite::ToSql> = match &inbox {
+                        Some(address) => vec![&topic, &since, address, &limit],
+                        None => vec![&topic, &since, &limit],
+                    };
+                    let rows = statement.query_map(params.as_slice(), |row| {
+                        Ok(StoredEvent {
+                            seq: to_u64(row.get(0)?),
+                            body: row.get(1)?,
+                        })
+                    })?;
                     Ok(rows.collect::<Result<Vec<_>, _>>()?)
                 })
                 .await;
         }
-        let rows = sqlx::query(TOPIC_EVENTS)
-            .bind(topic)
-            .bind(to_i64(since))
-            .bind(i64::from(limit))
-            .fetch_all(&self.pool)
-            .await?;
+        let rows = match inbox {
+            Some(address) => {
+                sqlx::query(INBOX_EVENTS)
+                    .bind(topic)
+                    .bind(to_i64(since))
+                    .bind(address)
+                    .bind(i64::from(limit))
+                    .fetch_all(&self.pool)
+                    .await?
+            }
+            None => {
+                sqlx::query(TOPIC_EVENTS)
+                    .bind(topic)
+                    .bind(to_i64(since))
+                    .bind(i64::from(limit))
+                    .fetch_all(&self.pool)
+                    .await?
+            }
+        };
         rows.into_iter()
             .map(|r| {
                 Ok(StoredEvent {

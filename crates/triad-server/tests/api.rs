@@ -1297,3 +1297,140 @@ async fn an_inbox_and_a_match_are_read_back_from_the_store_after_any_seq() {
     assert_eq!(game[3].1, "moved", "{game:?}");
     assert_eq!(game.len(), 4, "{game:?}");
 }
+
+#[tokio::test]
+async fn every_inbox_read_back_from_the_store_is_what_its_subscribers_were_sent() {
+    // The store keeps no inbox rows for a match's own events (challenges, starts, ends,
+    // rematch offers): it derives them from the match's players. Whatever the path (a
+    // challenge accepted, declined or expired, a staked win and its payout, a rematch, a
+    // queue left and a queue joined, a forfeit), a catch-up from the store must be exactly
+    // what a subscriber of that inbox was sent live, in order.
+    let server = Server::start().await;
+    let state = server.state();
+    let users = [
+        server.user().await,
+        server.user().await,
+        server.user().await,
+        server.user().await,
+    ];
+    let mut live = Vec::new();
+    for user in &users {
+        let registration = state.hub.register(1_000);
+        state
+            .hub
+            .subscribe(registration.id, &format!("inbox:{}", user.address));
+        live.push(registration);
+    }
+    let [alice, bob, carol, dave] = &users;
+    for user in &users {
+        server.deposit(user, 1_000).await;
+    }
+    // A staked win, a rematch offered and accepted, a forfeit.
+    let id = server.challenge_accepted(alice, bob, 100).await;
+    server.x_wins(alice, bob, id).await.expect(201);
+    let rematch = format!("/api/matches/{id}/rematch");
+    server.post(&rematch).auth(bob).send().await.expect(201);
+    let r = server.post(&rematch).auth(alice).send().await;
+    let second = r.expect(201)["match"]["id"].as_u64().unwrap();
+    server
+        .post(&format!("/api/matches/{second}/forfeit"))
+        .auth(alice)
+        .send()
+        .await
+        .expect(201);
+    // A challenge declined, and one left to expire.
+    let challenge = |from: &User, to: &User| {
+        server
+            .post("/api/challenges")
+            .auth(from)
+            .json(&json!({ "opponent": to.address, "game": "tic-tac-toe", "stake": 10 }))
+    };
+    let r = challenge(carol, dave).send().await;
+    let declined = r.expect(201)["match"]["id"].as_u64().unwrap();
+    server
+        .post(&format!("/api/challenges/{declined}/decline"))
+        .auth(dave)
+        .send()
+        .await
+        .expect(201);
+    let r = challenge(carol, alice).send().await;
+    let expiring = r.expect(201)["match"]["id"].as_u64().unwrap();
+    server.advance(CHALLENGE_TTL_MS).await;
+    eventually("the challenge to expire", || async {
+        server.match_(expiring).await["phase"] == "finished"
+    })
+    .await;
+    // A free queue left, and a staked one joined and forfeited.
+    let queue = |user: &User, stake: u64| {
+        server
+            .post("/api/queue")
+            .auth(user)
+            .json(&json!({ "game": "sos", "stake": stake }))
+    };
+    queue(dave, 0).send().await.expect(201);
+    server
+        .delete("/api/queue")
+        .auth(dave)
+        .send()
+        .await
+        .expect(201);
+    queue(bob, 50).send().await.expect(201);
+    let r = queue(carol, 50).send().await;
+    let queued = r.expect(201)["match"]["id"].as_u64().unwrap();
+    server
+        .post(&format!("/api/matches/{queued}/forfeit"))
+        .auth(carol)
+        .send()
+        .await
+        .expect(201);
+
+    let store = &state.store;
+    let mut kinds = std::collections::BTreeSet::new();
+    for (user, registration) in users.iter().zip(&mut live) {
+        let mut sent = Vec::new();
+        while let Ok(Some(frame)) = tokio::time::timeout(
+            std::time::Duration::from_millis(200),
+            registration.frames.recv(),
+        )
+        .await
+        {
+            let text: Value = serde_json::from_str(frame.text.as_str()).unwrap();
+            let kind = text["event"]["kind"]["type"].as_str().unwrap().to_owned();
+            kinds.insert(kind.clone());
+            sent.push((frame.seq, kind));
+        }
+        let topic = format!("inbox:{}", user.address);
+        let stored: Vec<(u64, String)> = store
+            .topic_events(&topic, 0, 1_000)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|e| {
+                let body: Value = serde_json::from_str(&e.body).unwrap();
+                (e.seq, body["kind"]["type"].as_str().unwrap().to_owned())
+            })
+            .collect();
+        assert_eq!(stored, sent, "{topic}");
+        // Read page by page, from every cursor, the same list.
+        for (i, (seq, _)) in stored.iter().enumerate() {
+            let page = store.topic_events(&topic, *seq, 2).await.unwrap();
+            let seqs: Vec<u64> = page.iter().map(|e| e.seq).collect();
+            let expected: Vec<u64> = stored[i + 1..].iter().take(2).map(|e| e.0).collect();
+            assert_eq!(seqs, expected, "{topic} after {seq}");
+        }
+    }
+    let expected = [
+        "challenge_accepted",
+        "challenge_declined",
+        "challenge_expired",
+        "challenge_issued",
+        "game_ended",
+        "game_started",
+        "queued",
+        "rematch_offered",
+        "transferred",
+    ];
+    for kind in expected {
+        assert!(kinds.contains(kind), "no {kind} in any inbox: {kinds:?}");
+    }
+}

@@ -65,6 +65,14 @@ async fn two_players_on_two_nodes_play_each_other_in_real_time() {
     let (a, b) = (&nodes[0], &nodes[1]);
     let alice = a.login(&key(1)).await;
     let bob = b.login(&key(2)).await;
+    // Bob's inbox, followed on both nodes.
+    let mut inboxes = [a, b].map(|n| {
+        let reg = n.state().hub.register(64);
+        n.state()
+            .hub
+            .subscribe(reg.id, &format!("inbox:{}", bob.address));
+        reg
+    });
     a.deposit(&alice, 1_000).await;
     b.deposit(&bob, 1_000).await;
 
@@ -121,6 +129,40 @@ async fn two_players_on_two_nodes_play_each_other_in_real_time() {
         assert_eq!(node.balance(&alice).await, 900 + 180);
         assert_eq!(node.balance(&bob).await, 900);
     }
+    // Both nodes sent Bob's inbox the same events, in order, whichever node took them
+    // (a match's own events are derived from its players on the way to the other node:
+    // `Store::events_after`), and the store's catch-up is that list too.
+    let mut sent = Vec::new();
+    for reg in &mut inboxes {
+        let mut seqs = Vec::new();
+        while let Ok(Some(frame)) =
+            tokio::time::timeout(std::time::Duration::from_secs(3), reg.frames.recv()).await
+        {
+            let v: Value = serde_json::from_str(frame.text.as_str()).unwrap();
+            let kind = v["event"]["kind"]["type"].as_str().unwrap().to_owned();
+            seqs.push((frame.seq, kind));
+        }
+        sent.push(seqs);
+    }
+    assert_eq!(sent[0], sent[1]);
+    let kinds: Vec<&str> = sent[0].iter().map(|(_, k)| k.as_str()).collect();
+    for kind in [
+        "challenge_issued",
+        "challenge_accepted",
+        "game_started",
+        "game_ended",
+    ] {
+        assert!(kinds.contains(&kind), "no {kind} in {kinds:?}");
+    }
+    let stored = b
+        .state()
+        .store
+        .topic_events(&format!("inbox:{}", bob.address), 0, 100)
+        .await
+        .unwrap();
+    let stored: Vec<u64> = stored.iter().map(|e| e.seq).collect();
+    let sent: Vec<u64> = sent[0].iter().map(|(seq, _)| *seq).collect();
+    assert_eq!(stored, sent);
     audit(&nodes, &url, &[&alice, &bob]).await;
 }
 
