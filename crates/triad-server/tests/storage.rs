@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{Server, User, base_args};
+use common::{Server, User, base_args, eventually};
 use serde_json::Value;
 use sqlx::{Connection as _, Row as _, SqliteConnection};
 use triad_server::{
@@ -346,4 +346,37 @@ async fn a_closed_store_refuses_to_commit_or_read_and_leaves_an_empty_wal() {
         std::fs::metadata(&wal).map_or(true, |m| m.len() == 0),
         "the WAL was checkpointed"
     );
+}
+
+#[tokio::test]
+async fn commits_reach_the_main_file_while_the_server_runs() {
+    // The checkpoint thread copies the WAL into the main file soon after each commit
+    // (the commit thread no longer does it, past 1,000 pages): a copy of the main file
+    // alone, without its WAL, soon holds every deposit.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().to_path_buf();
+    let mut args = base_args(&path);
+    args.database = Some(path.join("t.db").display().to_string());
+    let server = Server::start_in(dir, args).await;
+    let alice = server.user().await;
+    for _ in 0..20 {
+        server.deposit(&alice, 1).await;
+    }
+    let main = path.join("t.db");
+    eventually("the deposits to reach the main file", || async {
+        let copy = tempfile::tempdir().unwrap();
+        let file = copy.path().join("copy.db");
+        std::fs::copy(&main, &file).unwrap();
+        let Ok(mut conn) = SqliteConnection::connect(&format!("sqlite://{}", file.display())).await
+        else {
+            return false;
+        };
+        let n: Result<i64, _> =
+            sqlx::query_scalar("SELECT count(*) FROM events WHERE kind = 'transferred'")
+                .fetch_one(&mut conn)
+                .await;
+        n.is_ok_and(|n| n >= 20)
+    })
+    .await;
+    server.stop().await;
 }

@@ -27,6 +27,13 @@ const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 /// Statements kept prepared on the connection: the five inserts, `BEGIN`, `COMMIT`.
 const STATEMENT_CACHE: usize = 16;
 
+/// How often the checkpoint thread copies the WAL into the main file while commits come.
+const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_millis(25);
+
+/// The WAL's size (pages) past which the commit thread checkpoints by itself, as SQLite
+/// does by default at 1,000: a safety net for a checkpoint thread that falls behind.
+const WAL_SAFETY_NET_PAGES: u32 = 16_000;
+
 enum Job {
     /// Commit these rows.
     Write {
@@ -55,10 +62,11 @@ impl Writer {
     /// thread.
     pub(super) fn start(path: PathBuf) -> Result<Writer, StoreError> {
         let conn = open(&path).map_err(StoreError::Sqlite)?;
+        let checkpointer = Checkpointer::start(open(&path).map_err(StoreError::Sqlite)?)?;
         let (jobs, queue) = mpsc::channel::<Job>();
         thread::Builder::new()
             .name("triad-commit".into())
-            .spawn(move || run(&path, Some(conn), &queue))
+            .spawn(move || run(&path, Some(conn), &queue, checkpointer))
             .map_err(|_| StoreError::Closed("the commit thread could not be started"))?;
         Ok(Writer { jobs })
     }
@@ -97,15 +105,73 @@ fn open(path: &std::path::Path) -> Result<Connection, rusqlite::Error> {
         "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;",
     )?;
     conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+    // Checkpoints are the checkpoint thread's work ([`Checkpointer`]), so that no commit
+    // waits for the main file's writes and `fsync`; this connection checkpoints only when
+    // the WAL has grown far past what that thread leaves.
+    conn.pragma_update(None, "wal_autocheckpoint", WAL_SAFETY_NET_PAGES)?;
     Ok(conn)
 }
 
-fn run(path: &std::path::Path, mut conn: Option<Connection>, queue: &mpsc::Receiver<Job>) {
+/// The checkpoint thread: its own connection, which copies the WAL into the main file
+/// (`PRAGMA wal_checkpoint(PASSIVE)`: it never blocks the commit thread or a reader) at most
+/// every [`CHECKPOINT_EVERY`] while commits come. With SQLite's default, the commit that
+/// took the WAL past 1,000 pages did it inline, its `fsync` of the main file included, and
+/// every command waiting for that batch waited for it (BENCHMARKS.md, "checkpoints off the
+/// commit thread").
+struct Checkpointer {
+    /// A commit happened (a full queue means one is already pending).
+    kick: mpsc::SyncSender<()>,
+    thread: thread::JoinHandle<()>,
+}
+
+impl Checkpointer {
+    fn start(conn: Connection) -> Result<Checkpointer, StoreError> {
+        let (kick, kicked) = mpsc::sync_channel::<()>(1);
+        let thread = thread::Builder::new()
+            .name("triad-checkpoint".into())
+            .spawn(move || {
+                while kicked.recv().is_ok() {
+                    // PASSIVE: copies what no reader still needs, waits for nobody. A
+                    // failure (the disk, say) leaves the WAL to the next attempt, and to the
+                    // commit thread's own checkpoint past the safety net.
+                    let done = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+                    if let Err(e) = done {
+                        tracing::warn!(error = %e, "checkpoint failed; retrying later");
+                    }
+                    thread::sleep(CHECKPOINT_EVERY);
+                }
+            })
+            .map_err(|_| StoreError::Closed("the checkpoint thread could not be started"))?;
+        Ok(Checkpointer { kick, thread })
+    }
+
+    /// Asks for a checkpoint soon, without waiting.
+    fn kick(&self) {
+        let _ = self.kick.try_send(());
+    }
+
+    /// Ends the thread after its current checkpoint.
+    fn stop(self) {
+        drop(self.kick);
+        let _ = self.thread.join();
+    }
+}
+
+fn run(
+    path: &std::path::Path,
+    mut conn: Option<Connection>,
+    queue: &mpsc::Receiver<Job>,
+    checkpointer: Checkpointer,
+) {
+    let mut checkpointer = Some(checkpointer);
     while let Ok(job) = queue.recv() {
         let (rows, reply) = match job {
             Job::Write { rows, reply } => (rows, reply),
             Job::Close { done } => {
                 drop(conn.take());
+                if let Some(c) = checkpointer.take() {
+                    c.stop();
+                }
                 let _ = done.send(());
                 return;
             }
@@ -125,7 +191,15 @@ fn run(path: &std::path::Path, mut conn: Option<Connection>, queue: &mpsc::Recei
                 drop(c);
             }
         }
+        if result.is_ok()
+            && let Some(c) = &checkpointer
+        {
+            c.kick();
+        }
         let _ = reply.send(result);
+    }
+    if let Some(c) = checkpointer.take() {
+        c.stop();
     }
 }
 
