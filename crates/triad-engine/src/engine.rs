@@ -255,6 +255,19 @@ impl Engine {
         self.clock_ms
     }
 
+    /// The smallest id of a match that can still have an event: the oldest match in
+    /// memory, or the next id when none is. A match leaves memory only for good (finished
+    /// and past `finished_retention_ms`; a replay forgets at the same events), and new
+    /// matches take larger ids, so no event after this point concerns a smaller id.
+    #[must_use]
+    pub fn oldest_match_id(&self) -> MatchId {
+        self.matches
+            .keys()
+            .next()
+            .copied()
+            .unwrap_or(MatchId(self.next_match))
+    }
+
     /// A match by id.
     #[must_use]
     pub fn match_(&self, id: MatchId) -> Option<&Match> {

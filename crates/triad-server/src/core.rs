@@ -380,6 +380,8 @@ async fn run(
                 continue;
             }
         }
+        // Before the batch: no event of it, or after it, concerns an older match.
+        let match_floor = guard.oldest_match_id().0;
         let results: Vec<Result<Receipt, EngineError>> = jobs
             .iter()
             .map(|job| guard.execute(&job.envelope))
@@ -399,6 +401,7 @@ async fn run(
         let mut commit = Commit {
             events,
             matches: Vec::new(),
+            match_floor,
         };
         if !commit.events.is_empty() {
             // A match's row is written with the events that change more than its board:

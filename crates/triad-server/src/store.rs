@@ -81,6 +81,12 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
         include_str!("../migrations/sqlite/0004_rowid_keys.sql"),
         include_str!("../migrations/postgres/0004_rowid_keys.sql"),
     ),
+    (
+        5,
+        "each event's oldest match that could still have events",
+        include_str!("../migrations/sqlite/0005_match_floor.sql"),
+        include_str!("../migrations/postgres/0005_match_floor.sql"),
+    ),
 ];
 
 impl StoreError {
@@ -112,7 +118,7 @@ impl StoreError {
 }
 
 /// The latest schema version this binary writes.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// A stored realtime event: its sequence number and JSON body.
 #[derive(Clone, Debug)]
@@ -175,6 +181,11 @@ pub struct Commit<'a> {
     /// other than a move after the first (such a move leaves the row as it was; see
     /// `core::run`).
     pub matches: Vec<Match>,
+    /// [`Engine::oldest_match_id`](triad_engine::Engine::oldest_match_id) before the
+    /// batch: no event after any of these concerns a smaller match id. Stored with each
+    /// event (`events.match_floor`), it bounds an inbox's catch-up to the matches that can
+    /// still have events ([`INBOX_EVENTS`]).
+    pub match_floor: u64,
 }
 
 /// One commit's rows, built once from a [`Commit`] and owned, so that they can cross to the
@@ -192,6 +203,7 @@ struct EventRow {
     match_id: Option<i64>,
     kind: &'static str,
     body: String,
+    match_floor: i64,
     topics: Vec<String>,
     ledger: Vec<LedgerRow>,
 }
@@ -268,6 +280,7 @@ impl Rows {
                 match_id: event.match_id().map(|m| to_i64(m.0)),
                 kind: kind_name(&event.kind),
                 body: json.clone(),
+                match_floor: to_i64(commit.match_floor),
                 topics,
                 ledger,
             });
@@ -314,8 +327,8 @@ impl Rows {
 
 // One SQL text per row kind, for both backends: SQLite reads `$1` as a parameter bound by
 // position, as PostgreSQL does.
-const INSERT_EVENT: &str =
-    "INSERT INTO events (seq, at_ms, match_id, kind, body) VALUES ($1, $2, $3, $4, $5)";
+const INSERT_EVENT: &str = "INSERT INTO events (seq, at_ms, match_id, kind, body, match_floor) \
+     VALUES ($1, $2, $3, $4, $5, $6)";
 const INSERT_TOPIC: &str = "INSERT INTO event_topics (topic, seq) VALUES ($1, $2)";
 const INSERT_LEDGER: &str = "INSERT INTO ledger_entries (address, seq, amount, reason, match_id) \
      VALUES ($1, $2, $3, $4, $5)";
@@ -340,7 +353,9 @@ macro_rules! derived_kinds {
 /// As [`TOPIC_EVENTS`] for the inbox `$1` of the address `$3`, at most `$4` (each `$n`
 /// first appears in order: SQLite numbers them by appearance): its stored rows (queueing,
 /// money) and, derived, the events of every match it is a player of whose kind
-/// [`inbox_is_derived`] (`derived_kinds!`). Those are not stored per address: an address's
+/// [`inbox_is_derived`] (`derived_kinds!`), among the matches that could still have
+/// events after `$2` (from the `match_floor` of the event at `$2` or before it; 0, every
+/// match, for events stored before schema 5). Those are not stored per address: an address's
 /// inbox rows landed on its own page of `event_topics`, a random page per player per
 /// commit, while `match_players` is written once per match (BENCHMARKS.md, "derived
 /// inboxes"). `UNION` drops the duplicates of databases that stored both.
@@ -352,7 +367,8 @@ const INBOX_EVENTS: &str = concat!(
      JOIN event_topics t ON t.topic = 'match:' || p.match_id AND t.seq > $2 \
      JOIN events k ON k.seq = t.seq AND k.kind IN ",
     derived_kinds!(),
-    " WHERE p.address = $3 \
+    " WHERE p.address = $3 AND p.match_id >= COALESCE((SELECT f.match_floor FROM events f \
+     WHERE f.seq <= $2 ORDER BY f.seq DESC LIMIT 1), 0) \
      ) s JOIN events e ON e.seq = s.seq ORDER BY s.seq LIMIT CAST($4 AS BIGINT)"
 );
 /// The same kinds, for [`Store::events_after`]: the derived inbox topics of a range of
@@ -758,6 +774,7 @@ impl Store {
                 .bind(e.match_id)
                 .bind(e.kind)
                 .bind(e.body.as_str())
+                .bind(e.match_floor)
                 .execute(&mut **tx)
                 .await?;
             for topic in &e.topics {

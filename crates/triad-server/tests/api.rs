@@ -1434,3 +1434,86 @@ async fn every_inbox_read_back_from_the_store_is_what_its_subscribers_were_sent(
         assert!(kinds.contains(kind), "no {kind} in any inbox: {kinds:?}");
     }
 }
+
+#[tokio::test]
+async fn an_inbox_catch_up_looks_only_at_matches_that_can_still_have_events() {
+    // Each event stores the oldest match the engine still held (`match_floor`): an inbox's
+    // catch-up derives match events only from matches at or above it. A finished match is
+    // held for the retention window, where a rematch can still be offered on it; past the
+    // window it is gone for good, and the floor moves past it.
+    let server = Server::start().await;
+    let (alice, bob) = funded_pair(&server, 0).await;
+    let first = server.challenge_accepted(&alice, &bob, 0).await;
+    server.x_wins(&alice, &bob, first).await.expect(201);
+    let store = &server.state().store;
+    let inbox = format!("inbox:{}", bob.address);
+    let kinds_after = |since: u64| {
+        let inbox = inbox.clone();
+        async move {
+            store
+                .topic_events(&inbox, since, 100)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|e| {
+                    let body: Value = serde_json::from_str(&e.body).unwrap();
+                    (e.seq, body["kind"]["type"].as_str().unwrap().to_owned())
+                })
+                .collect::<Vec<_>>()
+        }
+    };
+    let ended = kinds_after(0).await.last().unwrap().0;
+    server
+        .post(&format!("/api/matches/{first}/rematch"))
+        .auth(&alice)
+        .send()
+        .await
+        .expect(201);
+    let after = kinds_after(ended).await;
+    let kinds: Vec<&str> = after.iter().map(|(_, k)| k.as_str()).collect();
+    assert_eq!(kinds, ["rematch_offered"], "an old match's new event");
+
+    // Past the retention window (15 minutes), the next command forgets the first match.
+    server.advance(15 * 60 * 1000 + 1).await;
+    let second = server.challenge_accepted(&bob, &alice, 0).await;
+    let since = after[0].0;
+    let kinds: Vec<String> = kinds_after(since).await.into_iter().map(|e| e.1).collect();
+    assert_eq!(
+        kinds,
+        ["challenge_issued", "challenge_accepted", "game_started"]
+    );
+
+    let dir = server.stop().await;
+    let url = common::database_of(dir.path());
+    let url = if common::on_postgres() {
+        url
+    } else {
+        format!("sqlite://{url}")
+    };
+    sqlx::any::install_default_drivers();
+    let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&url)
+        .await
+        .unwrap();
+    let floors: Vec<(i64, Option<i64>)> =
+        sqlx::query_as("SELECT seq, match_floor FROM events ORDER BY seq")
+            .fetch_all(&mut conn)
+            .await
+            .unwrap();
+    let first = i64::try_from(first).unwrap();
+    let second = i64::try_from(second).unwrap();
+    // Up to the second challenge the first match was held (the floor is at most its id);
+    // the acceptance's batch came after it was forgotten: its floor is the second match.
+    let last = floors.last().unwrap();
+    assert_eq!(last.1, Some(second), "{floors:?}");
+    assert!(
+        floors.iter().all(|(_, f)| f.is_some_and(|f| f <= second)),
+        "{floors:?}"
+    );
+    assert!(
+        floors
+            .iter()
+            .filter(|(seq, _)| *seq <= i64::try_from(since).unwrap())
+            .all(|(_, f)| f.is_some_and(|f| f <= first)),
+        "{floors:?}"
+    );
+}

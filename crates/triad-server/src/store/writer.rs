@@ -210,7 +210,14 @@ fn write(conn: &mut Connection, rows: &Rows) -> Result<(), rusqlite::Error> {
         let mut topic = tx.prepare_cached(INSERT_TOPIC)?;
         let mut ledger = tx.prepare_cached(INSERT_LEDGER)?;
         for e in &rows.events {
-            event.execute(params![e.seq, e.at_ms, e.match_id, e.kind, e.body])?;
+            event.execute(params![
+                e.seq,
+                e.at_ms,
+                e.match_id,
+                e.kind,
+                e.body,
+                e.match_floor
+            ])?;
             for t in &e.topics {
                 topic.execute(params![t, e.seq])?;
             }
