@@ -350,8 +350,9 @@ macro_rules! derived_kinds {
     };
 }
 
-/// As [`TOPIC_EVENTS`] for the inbox `$1` of the address `$3`, at most `$4` (each `$n`
-/// first appears in order: SQLite numbers them by appearance): its stored rows (queueing,
+/// As [`TOPIC_EVENTS`] for the inbox `$1` of the address `$4`, after `$2` and up to `$3`,
+/// at most `$5` (each `$n` first appears in order: SQLite numbers them by appearance;
+/// `$3` is a window, [`InboxWindows`]): its stored rows (queueing,
 /// money) and, derived, the events of every match it is a player of whose kind
 /// [`inbox_is_derived`] (`derived_kinds!`), among the matches that could still have
 /// events after `$2` (from the `match_floor` of the event at `$2` or before it; 0, every
@@ -361,16 +362,70 @@ macro_rules! derived_kinds {
 /// inboxes"). `UNION` drops the duplicates of databases that stored both.
 const INBOX_EVENTS: &str = concat!(
     "SELECT e.seq, e.body FROM ( \
-     SELECT t.seq FROM event_topics t WHERE t.topic = $1 AND t.seq > $2 \
+     SELECT t.seq FROM event_topics t WHERE t.topic = $1 AND t.seq > $2 AND t.seq <= $3 \
      UNION \
      SELECT t.seq FROM match_players p \
-     JOIN event_topics t ON t.topic = 'match:' || p.match_id AND t.seq > $2 \
+     JOIN event_topics t ON t.topic = 'match:' || p.match_id AND t.seq > $2 AND t.seq <= $3 \
      JOIN events k ON k.seq = t.seq AND k.kind IN ",
     derived_kinds!(),
-    " WHERE p.address = $3 AND p.match_id >= COALESCE((SELECT f.match_floor FROM events f \
+    " WHERE p.address = $4 AND p.match_id >= COALESCE((SELECT f.match_floor FROM events f \
      WHERE f.seq <= $2 ORDER BY f.seq DESC LIMIT 1), 0) \
-     ) s JOIN events e ON e.seq = s.seq ORDER BY s.seq LIMIT CAST($4 AS BIGINT)"
+     ) s JOIN events e ON e.seq = s.seq ORDER BY s.seq LIMIT CAST($5 AS BIGINT)"
 );
+/// The last event's seq (0 for an empty log).
+const HEAD_SEQ: &str = "SELECT COALESCE(MAX(seq), 0) FROM events";
+
+/// The windows of the log an inbox's catch-up reads, after its cursor: the first spans 16
+/// events per row asked for (an inbox holds a small share of all events), each next one
+/// twice the last, up to the log's head; the catch-up stops at the first window that fills
+/// the page, or at the head.
+#[derive(Debug)]
+struct InboxWindows {
+    since: u64,
+    width: u64,
+    head: u64,
+    limit: usize,
+    upto: u64,
+}
+
+impl InboxWindows {
+    fn new(since: u64, limit: u32, head: u64) -> InboxWindows {
+        InboxWindows {
+            since,
+            width: u64::from(limit.max(1)) * 16,
+            head,
+            limit: usize::try_from(limit).unwrap_or(usize::MAX),
+            upto: since,
+        }
+    }
+
+    /// The next window's last seq.
+    fn upto(&mut self) -> u64 {
+        self.upto = self.since.saturating_add(self.width).min(self.head);
+        self.width = self.width.saturating_mul(2);
+        self.upto
+    }
+
+    /// Whether the window just read, which gave `rows`, ends the catch-up.
+    fn done(&self, rows: usize) -> bool {
+        rows >= self.limit || self.upto >= self.head
+    }
+}
+
+fn stored_event(row: &rusqlite::Row<'_>) -> Result<StoredEvent, rusqlite::Error> {
+    Ok(StoredEvent {
+        seq: to_u64(row.get(0)?),
+        body: row.get(1)?,
+    })
+}
+
+fn stored_event_any(row: &sqlx::any::AnyRow) -> Result<StoredEvent, StoreError> {
+    Ok(StoredEvent {
+        seq: to_u64(row.try_get(0)?),
+        body: row.try_get(1)?,
+    })
+}
+
 /// The same kinds, for [`Store::events_after`]: the derived inbox topics of a range of
 /// events.
 const DERIVED_TOPICS: &str = concat!(
@@ -830,59 +885,87 @@ impl Store {
         limit: u32,
     ) -> Result<Vec<StoredEvent>, StoreError> {
         // An inbox's own rows and those derived from its matches (see [`INBOX_EVENTS`]).
-        let inbox = topic.strip_prefix("inbox:").map(ToOwned::to_owned);
+        if let Some(address) = topic.strip_prefix("inbox:") {
+            return self.inbox_events(topic, address, since, limit).await;
+        }
         if let Some(reader) = &self.reader {
             let topic = topic.to_owned();
             return reader
                 .call(move |conn| {
-                    let mut statement = conn.prepare_cached(if inbox.is_some() {
-                        INBOX_EVENTS
-                    } else {
-                        TOPIC_EVENTS
-                    })?;
-                    let since = to_i64(since);
-                    let limit = i64::from(limit);
-                    let params: Vec<&dyn rusqlite::ToSql> = match &inbox {
-                        Some(address) => vec![&topic, &since, address, &limit],
-                        None => vec![&topic, &since, &limit],
-                    };
-                    let rows = statement.query_map(params.as_slice(), |row| {
-                        Ok(StoredEvent {
-                            seq: to_u64(row.get(0)?),
-                            body: row.get(1)?,
-                        })
-                    })?;
+                    let mut statement = conn.prepare_cached(TOPIC_EVENTS)?;
+                    let rows = statement.query_map(
+                        rusqlite::params![topic, to_i64(since), i64::from(limit)],
+                        stored_event,
+                    )?;
                     Ok(rows.collect::<Result<Vec<_>, _>>()?)
                 })
                 .await;
         }
-        let rows = match inbox {
-            Some(address) => {
-                sqlx::query(INBOX_EVENTS)
-                    .bind(topic)
-                    .bind(to_i64(since))
-                    .bind(address)
-                    .bind(i64::from(limit))
-                    .fetch_all(&self.pool)
-                    .await?
-            }
-            None => {
-                sqlx::query(TOPIC_EVENTS)
-                    .bind(topic)
-                    .bind(to_i64(since))
-                    .bind(i64::from(limit))
-                    .fetch_all(&self.pool)
-                    .await?
-            }
-        };
-        rows.into_iter()
-            .map(|r| {
-                Ok(StoredEvent {
-                    seq: to_u64(r.try_get(0)?),
-                    body: r.try_get(1)?,
+        let rows = sqlx::query(TOPIC_EVENTS)
+            .bind(topic)
+            .bind(to_i64(since))
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(stored_event_any).collect()
+    }
+
+    /// [`Store::topic_events`] for the inbox `topic` of `address`, read in windows of the
+    /// log after `since` ([`InboxWindows`]): the derived half of [`INBOX_EVENTS`] reads
+    /// every match event of the window before it sorts, so an unbounded query would read
+    /// the whole rest of a long history for each page.
+    async fn inbox_events(
+        &self,
+        topic: &str,
+        address: &str,
+        since: u64,
+        limit: u32,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        if let Some(reader) = &self.reader {
+            let (topic, address) = (topic.to_owned(), address.to_owned());
+            return reader
+                .call(move |conn| {
+                    let head: i64 = conn
+                        .prepare_cached(HEAD_SEQ)?
+                        .query_row([], |row| row.get(0))?;
+                    let mut statement = conn.prepare_cached(INBOX_EVENTS)?;
+                    let mut windows = InboxWindows::new(since, limit, to_u64(head));
+                    loop {
+                        let upto = windows.upto();
+                        let rows = statement
+                            .query_map(
+                                rusqlite::params![
+                                    topic,
+                                    to_i64(since),
+                                    to_i64(upto),
+                                    address,
+                                    i64::from(limit)
+                                ],
+                                stored_event,
+                            )?
+                            .collect::<Result<Vec<_>, _>>()?;
+                        if windows.done(rows.len()) {
+                            return Ok(rows);
+                        }
+                    }
                 })
-            })
-            .collect()
+                .await;
+        }
+        let head: i64 = sqlx::query_scalar(HEAD_SEQ).fetch_one(&self.pool).await?;
+        let mut windows = InboxWindows::new(since, limit, to_u64(head));
+        loop {
+            let rows = sqlx::query(INBOX_EVENTS)
+                .bind(topic)
+                .bind(to_i64(since))
+                .bind(to_i64(windows.upto()))
+                .bind(address)
+                .bind(i64::from(limit))
+                .fetch_all(&self.pool)
+                .await?;
+            if windows.done(rows.len()) {
+                return rows.iter().map(stored_event_any).collect();
+            }
+        }
     }
 
     /// A match as last stored (a live one as of its first move or its last event other than

@@ -1517,3 +1517,72 @@ async fn an_inbox_catch_up_looks_only_at_matches_that_can_still_have_events() {
         "{floors:?}"
     );
 }
+
+#[tokio::test]
+async fn a_sparse_inbox_is_read_page_by_page_across_a_busy_log() {
+    // An inbox's catch-up reads the log in growing windows after its cursor (16 events per
+    // row asked for, then twice as many, up to the head): an inbox event far behind the
+    // cursor, past a hundred events of others, is still the next page.
+    let server = Server::start().await;
+    let (alice, bob) = funded_pair(&server, 0).await;
+    let carol = server.user().await;
+    let decline = |id: u64| {
+        server
+            .post(&format!("/api/challenges/{id}/decline"))
+            .auth(&alice)
+    };
+    let challenge = |from: &User| {
+        server
+            .post("/api/challenges")
+            .auth(from)
+            .json(&json!({ "opponent": alice.address, "game": "tic-tac-toe" }))
+    };
+    let r = challenge(&bob).send().await;
+    let first = r.expect(201)["match"]["id"].as_u64().unwrap();
+    decline(first).send().await.expect(201);
+    for _ in 0..150 {
+        server.deposit(&carol, 1).await;
+    }
+    let r = challenge(&carol).send().await;
+    let second = r.expect(201)["match"]["id"].as_u64().unwrap();
+    decline(second).send().await.expect(201);
+
+    let store = &server.state().store;
+    let inbox = format!("inbox:{}", alice.address);
+    let all: Vec<(u64, Option<u64>)> = store
+        .topic_events(&inbox, 0, 100)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| {
+            let body: Value = serde_json::from_str(&e.body).unwrap();
+            (e.seq, body["kind"]["match_id"].as_u64())
+        })
+        .collect();
+    let matches: Vec<Option<u64>> = all.iter().map(|e| e.1).collect();
+    assert_eq!(
+        matches,
+        [
+            Some(first),
+            Some(first),
+            Some(first),
+            Some(second),
+            Some(second),
+            Some(second)
+        ],
+        "issued, declined, ended, twice: {all:?}"
+    );
+    assert!(all[3].0 > all[2].0 + 150, "a busy log between: {all:?}");
+    // One event per page, from every cursor: the same list.
+    let mut since = 0;
+    let mut paged = Vec::new();
+    loop {
+        let page = store.topic_events(&inbox, since, 1).await.unwrap();
+        let Some(event) = page.first() else { break };
+        assert_eq!(page.len(), 1);
+        paged.push(event.seq);
+        since = event.seq;
+    }
+    let seqs: Vec<u64> = all.iter().map(|e| e.0).collect();
+    assert_eq!(paged, seqs);
+}
