@@ -257,21 +257,17 @@ impl Rows {
             }
             // A match's own event is in the inbox of everyone the match concerns; those
             // rows are not stored but derived from `match_players` ([`INBOX_EVENTS`]).
-            let derived: Vec<String> = match event.match_id() {
-                Some(id) if inbox_is_derived(&event.kind) => commit
-                    .matches
-                    .iter()
-                    .find(|m| m.id == id)
-                    .map(|m| m.concerned().iter().map(ToString::to_string).collect())
-                    .unwrap_or_default(),
-                _ => Vec::new(),
-            };
+            // `hub::topics` gave it exactly those inboxes (`Match::concerned`, from the same
+            // engine as `commit.matches`), so all its inbox topics go. Only for a match the
+            // engine no longer holds (then not in `commit.matches`) were they taken from
+            // the event itself, and are stored.
+            let derived = inbox_is_derived(&event.kind)
+                && event
+                    .match_id()
+                    .is_some_and(|id| commit.matches.iter().any(|m| m.id == id));
             let topics = topics
                 .iter()
-                .filter(|t| {
-                    t.strip_prefix("inbox:")
-                        .is_none_or(|a| !derived.iter().any(|d| d == a))
-                })
+                .filter(|t| !(derived && t.starts_with("inbox:")))
                 .cloned()
                 .collect();
             events.push(EventRow {
