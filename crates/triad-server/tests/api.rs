@@ -19,6 +19,24 @@ async fn funded_pair(server: &Server, amount: u64) -> (User, User) {
     (alice, bob)
 }
 
+/// A topic's stored events after `since` (at most `limit`), as `(seq, kind)`: what a
+/// subscription's catch-up sends. Each body's `seq` is its row's.
+async fn stored(server: &Server, topic: &str, since: u64, limit: u32) -> Vec<(u64, String)> {
+    server
+        .state()
+        .store
+        .topic_events(topic, since, limit)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| {
+            let body: Value = serde_json::from_str(&e.body).unwrap();
+            assert_eq!(body["seq"], e.seq, "{body}");
+            (e.seq, body["kind"]["type"].as_str().unwrap().to_owned())
+        })
+        .collect()
+}
+
 async fn challenges_of(server: &Server, user: &User) -> (Vec<u64>, Vec<u64>) {
     let r = server.get("/api/challenges").auth(user).send().await;
     let body = r.expect(200);
@@ -1265,19 +1283,9 @@ async fn an_inbox_and_a_match_are_read_back_from_the_store_after_any_seq() {
     let (alice, bob) = funded_pair(&server, 0).await;
     let id = server.challenge_accepted(&alice, &bob, 0).await;
     server.play(&alice, id, 1, 0, "X").await.expect(201);
-    let store = &server.running.as_ref().unwrap().state.store;
+    let server = &server;
     let read = |topic: String, since: u64, limit: u32| async move {
-        store
-            .topic_events(&topic, since, limit)
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|e| {
-                let body: Value = serde_json::from_str(&e.body).unwrap();
-                assert_eq!(body["seq"], e.seq, "{body}");
-                (e.seq, body["kind"]["type"].as_str().unwrap().to_owned())
-            })
-            .collect::<Vec<_>>()
+        stored(server, &topic, since, limit).await
     };
     let inbox = format!("inbox:{}", bob.address);
     let all = read(inbox.clone(), 0, 100).await;
@@ -1400,16 +1408,7 @@ async fn every_inbox_read_back_from_the_store_is_what_its_subscribers_were_sent(
             sent.push((frame.seq, kind));
         }
         let topic = format!("inbox:{}", user.address);
-        let stored: Vec<(u64, String)> = store
-            .topic_events(&topic, 0, 1_000)
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|e| {
-                let body: Value = serde_json::from_str(&e.body).unwrap();
-                (e.seq, body["kind"]["type"].as_str().unwrap().to_owned())
-            })
-            .collect();
+        let stored = stored(&server, &topic, 0, 1_000).await;
         assert_eq!(stored, sent, "{topic}");
         // Read page by page, from every cursor, the same list.
         for (i, (seq, _)) in stored.iter().enumerate() {
@@ -1445,23 +1444,8 @@ async fn an_inbox_catch_up_looks_only_at_matches_that_can_still_have_events() {
     let (alice, bob) = funded_pair(&server, 0).await;
     let first = server.challenge_accepted(&alice, &bob, 0).await;
     server.x_wins(&alice, &bob, first).await.expect(201);
-    let store = &server.state().store;
     let inbox = format!("inbox:{}", bob.address);
-    let kinds_after = |since: u64| {
-        let inbox = inbox.clone();
-        async move {
-            store
-                .topic_events(&inbox, since, 100)
-                .await
-                .unwrap()
-                .into_iter()
-                .map(|e| {
-                    let body: Value = serde_json::from_str(&e.body).unwrap();
-                    (e.seq, body["kind"]["type"].as_str().unwrap().to_owned())
-                })
-                .collect::<Vec<_>>()
-        }
-    };
+    let kinds_after = |since: u64| stored(&server, &inbox, since, 100);
     let ended = kinds_after(0).await.last().unwrap().0;
     server
         .post(&format!("/api/matches/{first}/rematch"))
