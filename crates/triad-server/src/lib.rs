@@ -123,7 +123,13 @@ pub async fn start(settings: Settings) -> Result<Running, ServeError> {
     } else {
         Clock::System
     });
-    let hub = Hub::default();
+    // A node that alone writes its database answers the catch-ups of recent matches
+    // from memory (`hub::Recent`); nodes sharing one read them from the database.
+    let hub = if store.is_shared() {
+        Hub::default()
+    } else {
+        Hub::with_recent(engine.next_match_id().0, hub::RECENT_BYTES)
+    };
     let (core, core_task) = Core::start(engine, store.clone(), hub.clone(), clock);
     let openapi = api::openapi();
     let state = AppState::new(api::Shared {

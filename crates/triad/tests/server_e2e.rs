@@ -459,6 +459,76 @@ async fn a_reconnecting_client_catches_up_without_gaps_or_duplicates() {
     ws.close().await;
 }
 
+/// A counter's value on the metrics page (0 when it has not counted yet).
+fn counter(page: &str, series: &str) -> u64 {
+    page.lines()
+        .find_map(|l| l.strip_prefix(&format!("{series} ")))
+        .map_or(0, |v| v.trim().parse().unwrap())
+}
+
+#[tokio::test]
+async fn a_match_from_before_a_restart_is_caught_up_from_the_log_and_a_newer_one_from_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let Duel {
+        mut server,
+        alice,
+        bob,
+        id: old,
+        ..
+    } = duel(dir.path()).await;
+    let mover = |n: u8| if n % 2 == 1 { &alice } else { &bob };
+    for n in 1..=3 {
+        server.api.play(mover(n), old, nth(&TTT_SLOW_WIN, n)).await;
+    }
+    server.restart().await;
+    let api = &server.api;
+    let carol = api.login(&new_key()).await;
+    let dave = api.login(&new_key()).await;
+    let new = api
+        .challenge_accepted(&carol, &dave, "tic-tac-toe", 0)
+        .await;
+    // Both matches go on after the restart, the old one to its end.
+    for n in 4..=7 {
+        api.play(mover(n), old, nth(&TTT_SLOW_WIN, n)).await;
+    }
+    let new_mover = |n: u8| if n % 2 == 1 { &carol } else { &dave };
+    for n in 1..=4 {
+        api.play(new_mover(n), new, nth(&TTT_SLOW_WIN, n)).await;
+    }
+
+    // From the start, from the middle and from the end, each catch-up is the log's.
+    let mut subscriptions = [0, 0];
+    for (source, id) in [(0, old), (1, new)] {
+        let log = api.match_events(id).await;
+        let mut froms = vec![0];
+        froms.extend(log.iter().map(|e| e["seq"].as_u64().unwrap()));
+        for since in froms {
+            let mut ws = Ws::connect(api, &carol.token).await;
+            let (caught_up, at) = ws.subscribe(&format!("match:{id}"), since).await;
+            let expected: Vec<Value> = log
+                .iter()
+                .filter(|e| e["seq"].as_u64().unwrap() > since)
+                .cloned()
+                .collect();
+            assert_eq!(caught_up, expected, "match {id} after {since}");
+            assert_eq!(Some(at), log.last().and_then(|e| e["seq"].as_u64()));
+            subscriptions[source] += 1;
+            ws.close().await;
+        }
+    }
+    // The old match's events before the restart are only in the log; the new match's are
+    // all in the server's memory too.
+    let page = api.metrics().await;
+    assert_eq!(
+        counter(&page, r#"triad_ws_catch_ups_total{source="database"}"#),
+        subscriptions[0]
+    );
+    assert_eq!(
+        counter(&page, r#"triad_ws_catch_ups_total{source="memory"}"#),
+        subscriptions[1]
+    );
+}
+
 /// The sum and count of a histogram (a Prometheus summary) on the metrics page.
 fn histogram(page: &str, name: &str) -> (f64, f64) {
     let value = |suffix: &str| {
