@@ -268,12 +268,6 @@ impl Engine {
             .unwrap_or(MatchId(self.next_match))
     }
 
-    /// The id the next match will get: every match so far has a smaller one.
-    #[must_use]
-    pub fn next_match_id(&self) -> MatchId {
-        MatchId(self.next_match)
-    }
-
     /// A match by id.
     #[must_use]
     pub fn match_(&self, id: MatchId) -> Option<&Match> {

@@ -166,13 +166,11 @@ fn publish_read(hub: &Hub, events: &[(triad_engine::Event, Vec<String>)]) {
 }
 
 /// Rebuilds the engine from the database, retrying until it can.
-async fn reload(engine: &mut Engine, store: &Store, hub: &Hub) {
+async fn reload(engine: &mut Engine, store: &Store) {
     let config = engine.config().clone();
     loop {
         match store.load_engine(config.clone()).await {
             Ok(rebuilt) => {
-                // The log is the record now: what the hub held of recent matches goes.
-                hub.forget_recent(rebuilt.next_match_id().0);
                 *engine = rebuilt;
                 return;
             }
@@ -281,7 +279,7 @@ impl Core {
                     self.wake_ticker.notify_one();
                 }
                 Err(error) => {
-                    reload(&mut guard, &self.store, &self.hub).await;
+                    reload(&mut guard, &self.store).await;
                     return Err(error);
                 }
             }
@@ -373,7 +371,7 @@ async fn run(
                 if let Some(t) = tx.take() {
                     let _ = t.rollback().await;
                 }
-                reload(&mut guard, &store, &hub).await;
+                reload(&mut guard, &store).await;
                 drop(guard);
                 let message = error.to_string();
                 for job in jobs.drain(..) {
@@ -458,7 +456,7 @@ async fn run(
                 metrics::counter!("triad_commit_failures_total").increment(1);
                 drop(commit);
                 // The batch is in memory but not on disk: go back to what is on disk.
-                reload(&mut guard, &store, &hub).await;
+                reload(&mut guard, &store).await;
                 drop(guard);
                 let (full, message) = (error.is_full(), error.to_string());
                 for job in jobs.drain(..) {

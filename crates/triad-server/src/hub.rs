@@ -9,14 +9,9 @@
 //! bounded queue; a subscriber whose queue is full is too slow: it is dropped from every
 //! topic and told to close, so it never slows the others. It reconnects and catches up from
 //! its last sequence number.
-//!
-//! On a node of its own (SQLite), the hub also keeps the frames of recent matches
-//! ([`Recent`]): every player subscribes to its match as the game starts, and that
-//! catch-up is then answered from memory, in the same lock as the publishing, instead of
-//! from the database.
 
 use std::{
-    collections::{BTreeMap, HashMap, HashSet},
+    collections::{HashMap, HashSet},
     sync::{Arc, Mutex},
 };
 
@@ -37,37 +32,11 @@ pub struct Frame {
     pub text: Utf8Bytes,
 }
 
-/// Builds a frame's text from an event's JSON, in a string of exactly its length (the
-/// hub may hold it a while, [`Recent`]).
+/// Builds a frame's text from an event's JSON.
 #[must_use]
 pub fn frame_text(topic: &str, event_json: &str) -> String {
-    const HEAD: &str = r#"{"type":"event","topic":"#;
-    const MIDDLE: &str = r#","event":"#;
-    // Topics are plain ASCII (`match:7`, `inbox:0x…`): quoted as they are.
-    let plain = topic
-        .bytes()
-        .all(|b| b.is_ascii_graphic() && b != b'"' && b != b'\\');
-    let quoted = if plain {
-        None
-    } else {
-        Some(serde_json::to_string(topic).unwrap_or_default())
-    };
-    let topic_len = quoted.as_ref().map_or(topic.len() + 2, String::len);
-    let mut text =
-        String::with_capacity(HEAD.len() + topic_len + MIDDLE.len() + event_json.len() + 1);
-    text.push_str(HEAD);
-    match &quoted {
-        Some(q) => text.push_str(q),
-        None => {
-            text.push('"');
-            text.push_str(topic);
-            text.push('"');
-        }
-    }
-    text.push_str(MIDDLE);
-    text.push_str(event_json);
-    text.push('}');
-    text
+    let topic = serde_json::to_string(topic).unwrap_or_default();
+    format!(r#"{{"type":"event","topic":{topic},"event":{event_json}}}"#)
 }
 
 /// The topics an event is published on. Needs the engine after the event, for the seats of
@@ -145,60 +114,6 @@ struct Inner {
     conns: HashMap<ConnId, Conn>,
     next_id: ConnId,
     closing: bool,
-    /// None when the node shares its database (a match's events may then come from
-    /// another node, later than this node's own: the database is the one whole record).
-    recent: Option<Recent>,
-}
-
-/// Every frame of `match:<id>` for each match from `floor` up, the oldest matches let go
-/// first past `max_bytes`. A match at or above the floor with no entry has had no event
-/// yet: its catch-up is empty. Fed only by [`Hub::publish`], with what was committed, so
-/// it holds what the log holds for those matches.
-#[derive(Debug)]
-struct Recent {
-    matches: BTreeMap<u64, Vec<(u64, Utf8Bytes)>>,
-    /// Matches below it may have events not held here (from before the server started,
-    /// or let go): their catch-up reads the database.
-    floor: u64,
-    bytes: usize,
-    max_bytes: usize,
-}
-
-/// What one held frame is counted as, besides its text.
-const RECENT_OVERHEAD: usize = 48;
-
-impl Recent {
-    fn push(&mut self, match_id: u64, seq: u64, text: &Utf8Bytes) {
-        if match_id < self.floor {
-            return;
-        }
-        self.matches
-            .entry(match_id)
-            .or_default()
-            .push((seq, text.clone()));
-        self.bytes += text.len() + RECENT_OVERHEAD;
-        while self.bytes > self.max_bytes {
-            let Some((id, frames)) = self.matches.pop_first() else {
-                break;
-            };
-            self.floor = id + 1;
-            self.bytes -= frames
-                .iter()
-                .map(|(_, t)| t.len() + RECENT_OVERHEAD)
-                .sum::<usize>();
-        }
-    }
-
-    /// The frames of `topic` after `since`, if it is a match held whole.
-    fn after(&self, topic: &str, since: u64) -> Option<Vec<(u64, Utf8Bytes)>> {
-        let id: u64 = topic.strip_prefix("match:")?.parse().ok()?;
-        if id < self.floor {
-            return None;
-        }
-        let frames = self.matches.get(&id).map_or(&[][..], Vec::as_slice);
-        let start = frames.partition_point(|(seq, _)| *seq <= since);
-        Some(frames[start..].to_vec())
-    }
 }
 
 /// The subscribers of every topic.
@@ -221,36 +136,7 @@ pub struct Registration {
     pub shutdown: Arc<Notify>,
 }
 
-/// The most bytes of frames [`Recent`] holds by default.
-pub const RECENT_BYTES: usize = 4 << 20;
-
 impl Hub {
-    /// A hub that keeps the frames of the matches from `first_match` up (the engine's next
-    /// match id when the server starts: older ones' events are in the database only), in
-    /// at most `max_bytes`, to answer their catch-ups ([`Hub::subscribe`]). For a node
-    /// that alone writes its database; a shared one uses [`Hub::default`].
-    #[must_use]
-    pub fn with_recent(first_match: u64, max_bytes: usize) -> Hub {
-        let hub = Hub::default();
-        hub.lock().recent = Some(Recent {
-            matches: BTreeMap::new(),
-            floor: first_match,
-            bytes: 0,
-            max_bytes,
-        });
-        hub
-    }
-
-    /// Lets go of every held frame: the engine was rebuilt from the database, whose log
-    /// is then the record; matches from `first_match` up are held again as they happen.
-    pub fn forget_recent(&self, first_match: u64) {
-        if let Some(recent) = &mut self.lock().recent {
-            recent.matches.clear();
-            recent.bytes = 0;
-            recent.floor = recent.floor.max(first_match);
-        }
-    }
-
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         self.inner
             .lock()
@@ -281,18 +167,13 @@ impl Hub {
         }
     }
 
-    /// Subscribes a connection to a topic. Returns the topic's frames after `since` when
-    /// the hub holds them all (a recent match, [`Hub::with_recent`]); otherwise the
-    /// catch-up is the database's. Either way, frames published from here on are queued
-    /// for the connection, and some may also be in the catch-up: the connection drops the
-    /// duplicates by `seq`.
-    pub fn subscribe(&self, id: u64, topic: &str, since: u64) -> Option<Vec<(u64, Utf8Bytes)>> {
+    /// Subscribes a connection to a topic.
+    pub fn subscribe(&self, id: u64, topic: &str) {
         let mut inner = self.lock();
         if let Some(conn) = inner.conns.get_mut(&id) {
             conn.topics.insert(topic.to_owned());
             inner.topics.entry(topic.to_owned()).or_default().insert(id);
         }
-        inner.recent.as_ref()?.after(topic, since)
     }
 
     /// Unsubscribes a connection from a topic.
@@ -313,35 +194,23 @@ impl Hub {
 
     /// Sends committed events to their topics' subscribers.
     pub fn publish(&self, events: &[Encoded<'_>]) {
-        let mut guard = self.lock();
-        let inner = &mut *guard;
-        if inner.topics.is_empty() && inner.recent.is_none() {
+        let mut inner = self.lock();
+        if inner.topics.is_empty() {
             return;
         }
         let mut slow: Vec<ConnId> = Vec::new();
         for encoded in events {
-            let seq = encoded.event.seq;
             for topic in &encoded.topics {
-                let subscribers = inner.topics.get(topic).filter(|s| !s.is_empty());
-                // A match's own topic (an event has at most one) is held for catch-ups.
-                let held = match (&mut inner.recent, encoded.event.match_id()) {
-                    (Some(recent), Some(id)) if topic.starts_with("match:") => Some((recent, id.0)),
-                    _ => None,
-                };
-                if subscribers.is_none() && held.is_none() {
-                    continue;
-                }
-                let text = Utf8Bytes::from(frame_text(topic, &encoded.json));
-                if let Some((recent, id)) = held {
-                    recent.push(id, seq, &text);
-                }
-                let Some(subscribers) = subscribers else {
+                let Some(subscribers) = inner.topics.get(topic) else {
                     continue;
                 };
+                if subscribers.is_empty() {
+                    continue;
+                }
                 let frame = Frame {
                     topic: Arc::from(topic.as_str()),
-                    seq,
-                    text,
+                    seq: encoded.event.seq,
+                    text: Utf8Bytes::from(frame_text(topic, &encoded.json)),
                 };
                 for id in subscribers {
                     if let Some(conn) = inner.conns.get(id)
@@ -356,7 +225,7 @@ impl Hub {
             if let Some(conn) = inner.conns.get(&id) {
                 conn.kicked.notify_one();
             }
-            drop_conn(inner, id);
+            drop_conn(&mut inner, id);
             metrics::counter!("triad_slow_websockets_dropped_total").increment(1);
         }
     }
@@ -425,135 +294,6 @@ fn drop_conn(inner: &mut Inner, id: ConnId) {
     if let Some(conn) = inner.conns.remove(&id) {
         for topic in &conn.topics {
             remove_from_topic(inner, topic, id);
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use proptest::prelude::*;
-    use triad_engine::{Level, MatchId};
-    use triad_rules::{Cell, Mark, Player};
-
-    use super::*;
-
-    /// A move of match `id` as event `seq`.
-    fn moved(id: u64, seq: u64) -> Event {
-        Event {
-            seq,
-            at_ms: seq,
-            kind: EventKind::Moved {
-                match_id: MatchId(id),
-                seq: 1,
-                player: Player::First,
-                by: Seat::Computer(Level::Random),
-                cell: Cell::new(4).unwrap(),
-                mark: Mark::X,
-            },
-            applied: None,
-        }
-    }
-
-    fn publish(hub: &Hub, events: &[Event]) {
-        let encoded: Vec<Encoded<'_>> = events
-            .iter()
-            .map(|e| Encoded::new(e, vec![format!("match:{}", e.match_id().unwrap())]).unwrap())
-            .collect();
-        hub.publish(&encoded);
-    }
-
-    fn seqs(frames: Option<Vec<(u64, Utf8Bytes)>>) -> Option<Vec<u64>> {
-        frames.map(|f| f.into_iter().map(|(seq, _)| seq).collect())
-    }
-
-    #[test]
-    fn a_recent_match_is_caught_up_from_memory_and_an_older_one_from_the_log() {
-        // Matches 1 and 2 were there when the server started: their events before it are
-        // only in the log.
-        let hub = Hub::with_recent(3, RECENT_BYTES);
-        let id = hub.register(16).id;
-        publish(
-            &hub,
-            &[moved(3, 10), moved(2, 11), moved(3, 12), moved(4, 13)],
-        );
-        assert_eq!(seqs(hub.subscribe(id, "match:3", 0)), Some(vec![10, 12]));
-        assert_eq!(seqs(hub.subscribe(id, "match:3", 10)), Some(vec![12]));
-        assert_eq!(seqs(hub.subscribe(id, "match:3", 12)), Some(vec![]));
-        assert_eq!(seqs(hub.subscribe(id, "match:4", 0)), Some(vec![13]));
-        // A match with no event yet has nothing to catch up.
-        assert_eq!(seqs(hub.subscribe(id, "match:9", 0)), Some(vec![]));
-        assert_eq!(seqs(hub.subscribe(id, "match:2", 0)), None);
-        for topic in ["match:1", "inbox:0x00", "lobby", "match:x"] {
-            assert_eq!(seqs(hub.subscribe(id, topic, 0)), None, "{topic}");
-        }
-        // The frames are those the subscribers get, and those the log's rows make.
-        let (_, text) = &hub.subscribe(id, "match:4", 0).unwrap()[0];
-        let event = serde_json::to_string(&moved(4, 13)).unwrap();
-        assert_eq!(text.as_str(), frame_text("match:4", &event));
-        // A shared database's hub holds nothing.
-        let shared = Hub::default();
-        let id = shared.register(16).id;
-        publish(&shared, &[moved(5, 14)]);
-        assert_eq!(seqs(shared.subscribe(id, "match:5", 0)), None);
-    }
-
-    #[test]
-    fn past_its_bytes_the_hub_lets_the_oldest_matches_go_whole() {
-        let frame = frame_text("match:1", &serde_json::to_string(&moved(1, 1)).unwrap());
-        // Room for five frames.
-        let hub = Hub::with_recent(1, 5 * (frame.len() + RECENT_OVERHEAD) + 10);
-        let id = hub.register(16).id;
-        publish(
-            &hub,
-            &[
-                moved(1, 1),
-                moved(2, 2),
-                moved(1, 3),
-                moved(3, 4),
-                moved(2, 5),
-            ],
-        );
-        assert_eq!(seqs(hub.subscribe(id, "match:1", 0)), Some(vec![1, 3]));
-        // The sixth frame lets match 1 go, both its frames; a later event of it is not held.
-        publish(&hub, &[moved(3, 6), moved(1, 7)]);
-        assert_eq!(seqs(hub.subscribe(id, "match:1", 0)), None);
-        assert_eq!(seqs(hub.subscribe(id, "match:2", 0)), Some(vec![2, 5]));
-        assert_eq!(seqs(hub.subscribe(id, "match:3", 3)), Some(vec![4, 6]));
-        // After the engine is rebuilt from the log, only matches from then on are held.
-        hub.forget_recent(4);
-        assert_eq!(seqs(hub.subscribe(id, "match:3", 0)), None);
-        assert_eq!(seqs(hub.subscribe(id, "match:4", 0)), Some(vec![]));
-        publish(&hub, &[moved(4, 8)]);
-        assert_eq!(seqs(hub.subscribe(id, "match:4", 0)), Some(vec![8]));
-    }
-
-    #[test]
-    fn a_subscriber_gets_the_frame_the_hub_holds() {
-        let hub = Hub::with_recent(1, RECENT_BYTES);
-        let mut registration = hub.register(16);
-        assert_eq!(
-            seqs(hub.subscribe(registration.id, "match:1", 0)),
-            Some(vec![])
-        );
-        publish(&hub, &[moved(1, 1)]);
-        let live = registration.frames.try_recv().unwrap();
-        let held = hub.subscribe(registration.id, "match:1", 0).unwrap();
-        assert_eq!((live.seq, &live.text), (held[0].0, &held[0].1));
-        assert_eq!(&*live.topic, "match:1");
-    }
-
-    proptest! {
-        /// The frame is JSON whose topic is the topic, whatever its characters, and whose
-        /// event is the event.
-        #[test]
-        fn a_frame_is_its_topic_and_event_as_json(topic in any::<String>(), n in any::<u64>()) {
-            let event = serde_json::json!({"seq": n, "kind": {"type": "x"}}).to_string();
-            let text = frame_text(&topic, &event);
-            prop_assert_eq!(text.len(), text.capacity());
-            let frame: serde_json::Value = serde_json::from_str(&text).unwrap();
-            prop_assert_eq!(frame["type"].as_str(), Some("event"));
-            prop_assert_eq!(frame["topic"].as_str(), Some(topic.as_str()));
-            prop_assert_eq!(frame["event"].to_string(), event);
         }
     }
 }

@@ -123,13 +123,7 @@ pub async fn start(settings: Settings) -> Result<Running, ServeError> {
     } else {
         Clock::System
     });
-    // A node that alone writes its database answers the catch-ups of recent matches
-    // from memory (`hub::Recent`); nodes sharing one read them from the database.
-    let hub = if store.is_shared() {
-        Hub::default()
-    } else {
-        Hub::with_recent(engine.next_match_id().0, hub::RECENT_BYTES)
-    };
+    let hub = Hub::default();
     let (core, core_task) = Core::start(engine, store.clone(), hub.clone(), clock);
     let openapi = api::openapi();
     let state = AppState::new(api::Shared {

@@ -1326,7 +1326,7 @@ async fn every_inbox_read_back_from_the_store_is_what_its_subscribers_were_sent(
         let registration = state.hub.register(1_000);
         state
             .hub
-            .subscribe(registration.id, &format!("inbox:{}", user.address), 0);
+            .subscribe(registration.id, &format!("inbox:{}", user.address));
         live.push(registration);
     }
     let [alice, bob, carol, dave] = &users;

@@ -70,7 +70,7 @@ async fn two_players_on_two_nodes_play_each_other_in_real_time() {
         let reg = n.state().hub.register(64);
         n.state()
             .hub
-            .subscribe(reg.id, &format!("inbox:{}", bob.address), 0);
+            .subscribe(reg.id, &format!("inbox:{}", bob.address));
         reg
     });
     a.deposit(&alice, 1_000).await;
@@ -93,7 +93,7 @@ async fn two_players_on_two_nodes_play_each_other_in_real_time() {
     // Each node's subscribers of the match hear every move, whichever node took it.
     let hubs = [a, b].map(|n| {
         let reg = n.state().hub.register(64);
-        n.state().hub.subscribe(reg.id, &format!("match:{id}"), 0);
+        n.state().hub.subscribe(reg.id, &format!("match:{id}"));
         reg
     });
     let mut hubs = hubs;

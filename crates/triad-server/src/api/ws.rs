@@ -415,47 +415,34 @@ async fn handle(
             let topic = resolve_topic(&topic, address)?;
             // Subscribe first, then read the log: live frames that arrive meanwhile wait in
             // the queue and are dropped as duplicates if the log already had them.
+            state.hub.subscribe(id, &topic);
             let mut last = since.max(delivered.get(&topic).copied().unwrap_or(0));
-            // A recent match's frames are in the hub, taken in the same step.
-            let held = state.hub.subscribe(id, &topic, last);
-            let source = if held.is_some() { "memory" } else { "database" };
-            metrics::counter!("triad_ws_catch_ups_total", "source" => source).increment(1);
-            match held {
-                Some(frames) => {
-                    for (seq, text) in frames {
-                        last = seq;
-                        if socket.feed(Message::Text(text)).await.is_err() {
-                            return Ok(Outcome::Gone);
-                        }
+            loop {
+                // `apps:<address>` is the agents' inbox, numbered by message, not by event.
+                let page: Vec<(u64, String)> = match crate::apps::topic_owner(&topic) {
+                    Some(owner) => crate::apps::frames(state, owner, last, 500).await?,
+                    None => state
+                        .store
+                        .topic_events(&topic, last, 500)
+                        .await?
+                        .into_iter()
+                        .map(|row| (row.seq, frame_text(&topic, &row.body)))
+                        .collect(),
+                };
+                let full = page.len() == 500;
+                for (seq, text) in page {
+                    last = seq;
+                    if socket
+                        .feed(Message::Text(Utf8Bytes::from(text)))
+                        .await
+                        .is_err()
+                    {
+                        return Ok(Outcome::Gone);
                     }
                 }
-                None => loop {
-                    // `apps:<address>` is the agents' inbox, numbered by message, not by event.
-                    let page: Vec<(u64, String)> = match crate::apps::topic_owner(&topic) {
-                        Some(owner) => crate::apps::frames(state, owner, last, 500).await?,
-                        None => state
-                            .store
-                            .topic_events(&topic, last, 500)
-                            .await?
-                            .into_iter()
-                            .map(|row| (row.seq, frame_text(&topic, &row.body)))
-                            .collect(),
-                    };
-                    let full = page.len() == 500;
-                    for (seq, text) in page {
-                        last = seq;
-                        if socket
-                            .feed(Message::Text(Utf8Bytes::from(text)))
-                            .await
-                            .is_err()
-                        {
-                            return Ok(Outcome::Gone);
-                        }
-                    }
-                    if !full {
-                        break;
-                    }
-                },
+                if !full {
+                    break;
+                }
             }
             delivered.insert(topic.clone(), last);
             // The server's time, so a client can show deadlines by the server's clock.
