@@ -32,11 +32,36 @@ pub struct Frame {
     pub text: Utf8Bytes,
 }
 
-/// Builds a frame's text from an event's JSON.
+/// Builds a frame's text from an event's JSON, in one allocation of exactly its length.
 #[must_use]
 pub fn frame_text(topic: &str, event_json: &str) -> String {
-    let topic = serde_json::to_string(topic).unwrap_or_default();
-    format!(r#"{{"type":"event","topic":{topic},"event":{event_json}}}"#)
+    const HEAD: &str = r#"{"type":"event","topic":"#;
+    const MIDDLE: &str = r#","event":"#;
+    // Topics are plain ASCII (`match:7`, `inbox:0x…`): quoted as they are.
+    let plain = topic
+        .bytes()
+        .all(|b| b.is_ascii_graphic() && b != b'"' && b != b'\\');
+    let quoted = if plain {
+        None
+    } else {
+        Some(serde_json::to_string(topic).unwrap_or_default())
+    };
+    let topic_len = quoted.as_ref().map_or(topic.len() + 2, String::len);
+    let mut text =
+        String::with_capacity(HEAD.len() + topic_len + MIDDLE.len() + event_json.len() + 1);
+    text.push_str(HEAD);
+    match &quoted {
+        Some(q) => text.push_str(q),
+        None => {
+            text.push('"');
+            text.push_str(topic);
+            text.push('"');
+        }
+    }
+    text.push_str(MIDDLE);
+    text.push_str(event_json);
+    text.push('}');
+    text
 }
 
 /// The topics an event is published on. Needs the engine after the event, for the seats of
@@ -294,6 +319,28 @@ fn drop_conn(inner: &mut Inner, id: ConnId) {
     if let Some(conn) = inner.conns.remove(&id) {
         for topic in &conn.topics {
             remove_from_topic(inner, topic, id);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::frame_text;
+
+    proptest! {
+        /// The frame is JSON whose topic is the topic, whatever its characters, and whose
+        /// event is the event.
+        #[test]
+        fn a_frame_is_its_topic_and_event_as_json(topic in any::<String>(), n in any::<u64>()) {
+            let event = serde_json::json!({"seq": n, "kind": {"type": "x"}}).to_string();
+            let text = frame_text(&topic, &event);
+            prop_assert_eq!(text.len(), text.capacity());
+            let frame: serde_json::Value = serde_json::from_str(&text).unwrap();
+            prop_assert_eq!(frame["type"].as_str(), Some("event"));
+            prop_assert_eq!(frame["topic"].as_str(), Some(topic.as_str()));
+            prop_assert_eq!(frame["event"].to_string(), event);
         }
     }
 }
