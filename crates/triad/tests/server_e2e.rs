@@ -764,3 +764,14 @@ async fn moves_sent_on_the_websocket_are_checked_acked_and_seen_live_like_http_m
     assert_eq!(count("unauthorized"), 1, "{metrics}");
     assert_eq!(count("invalid_token"), 1, "{metrics}");
 }
+
+/// A log written to a file is plain text: colours are for a terminal only.
+#[tokio::test]
+async fn the_log_of_a_server_writing_to_a_file_has_no_escape_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, _owner) = server_with_owner(dir.path()).await;
+    let _player = server.api.login(&new_key()).await;
+    let log = std::fs::read_to_string(dir.path().join("server-1.log")).unwrap();
+    assert!(log.lines().count() > 0, "the server logged nothing");
+    assert!(!log.contains('\u{1b}'), "escape codes in the log:\n{log}");
+}

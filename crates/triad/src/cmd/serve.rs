@@ -41,6 +41,8 @@ fn init_logs(format: LogFormat) {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn,tower_http=info"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        // Colours for a terminal only: a log file or journal gets plain text.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr);
     let _ = match format {
         LogFormat::Human => builder.try_init(),
