@@ -12,6 +12,12 @@ pub(crate) mod solve;
 use clap::ValueEnum;
 use triad_rules::GameKind;
 
+/// Whether to colour what goes to `stream`: only a terminal, and only without `NO_COLOR`
+/// (<https://no-color.org>: set to anything but the empty string).
+pub(crate) fn colour(stream: &impl std::io::IsTerminal) -> bool {
+    stream.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
 /// The `--game` argument.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, ValueEnum)]
 pub(crate) enum GameArg {

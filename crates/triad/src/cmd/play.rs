@@ -92,7 +92,7 @@ pub(crate) fn run(args: PlayArgs) -> anyhow::Result<ExitCode> {
             .try_next_u64()
             .context("cannot draw a random seed; pass --seed N")?,
     };
-    let colour = io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let colour = super::colour(&io::stdout());
     let session = Session::new(
         kind,
         seats,

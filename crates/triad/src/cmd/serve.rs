@@ -41,8 +41,9 @@ fn init_logs(format: LogFormat) {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn,tower_http=info"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        // Colours for a terminal only: a log file or journal gets plain text.
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        // Colours for a terminal only (a log file or journal gets plain text), and never
+        // with `NO_COLOR`, which tracing's own default honoured.
+        .with_ansi(super::colour(&std::io::stderr()))
         .with_writer(std::io::stderr);
     let _ = match format {
         LogFormat::Human => builder.try_init(),
