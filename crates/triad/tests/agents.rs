@@ -461,3 +461,94 @@ async fn the_websocket_topic_apps_streams_the_inbox_from_a_cursor() {
         .await;
     assert_eq!(anonymous.next_json().await["type"], "error");
 }
+
+/// An opponent that goes silent loses on the referee's clock (the server's move timeout):
+/// the agent claims the win (seed 3's `ur2slow`) instead of calling the game off, and its
+/// game line is the referee's record.
+#[tokio::test]
+async fn an_agent_whose_opponent_goes_silent_claims_the_win_by_timeout() {
+    silent_opponent(&[]).await;
+}
+
+/// The same when the server ends slow players' games itself: the agent finds the game over
+/// and logs the referee's record, where it used to send an abort the referee refused.
+#[tokio::test]
+async fn an_agent_whose_opponent_goes_silent_takes_the_servers_automatic_timeout() {
+    silent_opponent(&["--automatic-timeouts", "true"]).await;
+}
+
+/// Bob proposes to an agent, makes one move and falls silent until his time runs out.
+async fn silent_opponent(server_args: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), "", server_args).await;
+    let (ann_key, ann) = save_key(dir.path(), "ann");
+    let (bob_key, _) = save_key(dir.path(), "bob");
+    let ann_address = ann.address_string();
+    let mut agents = [Agent::spawn(
+        &server,
+        dir.path(),
+        "ann",
+        &ann_key,
+        &["--games", "1", "--patience", "3", "--seed", "1"],
+    )];
+    let bob_sends = |action: &str, payload: &str| {
+        let (ok, _, err) = run(triad(&server, &bob_key).args([
+            "apps",
+            "send",
+            &ann_address,
+            "tic-tac-toe",
+            action,
+            "--payload",
+            payload,
+        ]));
+        assert!(ok, "{action}: {err}");
+    };
+    // Until match 1 has `seq` moves (0: until Ann has accepted).
+    let until_moves = |seq: u64| {
+        let server = &server;
+        let agents = &agents;
+        async move {
+            let started = Instant::now();
+            loop {
+                let view = server.api.get("/api/matches/1", None).await.body;
+                if view["phase"] != "waiting" && view["seq"].as_u64() == Some(seq) {
+                    return;
+                }
+                assert!(
+                    started.elapsed() < GAMES_WAIT,
+                    "{view}\n{}",
+                    agents[0].log()
+                );
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    };
+    // Bob proposes as X, makes his first move once Ann accepts, and then never moves again.
+    bob_sends("propose", r#"{"seq":0,"role":"X"}"#);
+    until_moves(0).await;
+    bob_sends(
+        "move",
+        r#"{"seq":1,"replyTo":0,"position":4,"mark":"X","board":["","","","","X","","","",""]}"#,
+    );
+    until_moves(2).await;
+    // Bob's time runs out (the move timeout is 60 s). When Ann's patience (3 s) runs out
+    // too, she asks the referee rather than call the game off.
+    server.api.advance(61_000).await;
+    let statuses = wait_all(&mut agents).await;
+    let [ann] = &agents;
+    assert!(statuses[0].success(), "{}", ann.log());
+    let games: Vec<String> = ann
+        .lines()
+        .into_iter()
+        .filter(|l| l.starts_with("game "))
+        .collect();
+    assert_eq!(games.len(), 1, "{}", ann.log());
+    assert!(
+        games[0].contains(": won (the referee ended it after 2 moves")
+            && games[0].ends_with("; referee: win by O (timeout)"),
+        "{}",
+        ann.log()
+    );
+    assert_eq!(tally(ann), (1, 0, 0, 0));
+    assert!(!ann.log().contains("aborting"), "{}", ann.log());
+}

@@ -48,7 +48,8 @@ pub(crate) struct AgentArgs {
     /// Seed of the strategy's random choices [default: drawn, and printed].
     #[arg(long, value_name = "N")]
     seed: Option<u64>,
-    /// Abort a game after this many seconds without a word from the opponent.
+    /// After this many seconds without a word from the opponent, claim the win if its move
+    /// deadline has passed (or passes within 10 s), else abort the game.
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
     patience: u64,
     /// Send messages without the signed envelope.
@@ -128,13 +129,25 @@ fn short(address: &str) -> String {
     }
 }
 
-/// The referee's record of a match in the protocol's words, and whether it agrees with the
-/// agent's ending.
-fn referee(app: App, view: &serde_json::Value, ending: &Ending) -> (String, bool) {
+/// How long past its patience an agent waits for the referee's move deadline, which the
+/// server's clock keeps, before it aborts a game instead.
+const REFEREE_GRACE: Duration = Duration::from_secs(10);
+
+/// What the referee says of a game whose opponent has gone silent.
+enum Settled {
+    /// It is over: the referee's record, and its winner.
+    Ended(String, Option<Player>),
+    /// The opponent's move deadline has not passed yet.
+    Soon,
+    /// Neither: the players must end it.
+    No,
+}
+
+/// The referee's record of an ended match: in the protocol's words, its reason, and its
+/// winner. `None` while the match is in play.
+fn record(app: App, view: &serde_json::Value) -> Option<(String, &str, Option<Player>)> {
     let outcome = &view["outcome"];
-    let Some(reason) = outcome["reason"].as_str() else {
-        return ("still in play".to_owned(), false);
-    };
+    let reason = outcome["reason"].as_str()?;
     let winner = match outcome["winner"].as_str() {
         Some("first") => Some(Player::First),
         Some("second") => Some(Player::Second),
@@ -145,6 +158,15 @@ fn referee(app: App, view: &serde_json::Value, ending: &Ending) -> (String, bool
         ("draw", _) => "draw".to_owned(),
         (reason, Some(w)) => format!("win by {} ({reason})", app.role_name(w)),
         (reason, None) => format!("abort ({reason})"),
+    };
+    Some((text, reason, winner))
+}
+
+/// The referee's record of a match in the protocol's words, and whether it agrees with the
+/// agent's ending.
+fn referee(app: App, view: &serde_json::Value, ending: &Ending) -> (String, bool) {
+    let Some((text, reason, winner)) = record(app, view) else {
+        return ("still in play".to_owned(), false);
     };
     let agrees = match ending {
         Ending::Win { winner: w } => reason == "win" && winner == Some(*w),
@@ -388,9 +410,25 @@ impl Agent {
         let overdue = current.last_heard.elapsed() > self.patience;
         let Some(ending) = current.game.ending().cloned() else {
             if overdue && !current.game.my_turn() {
+                let waited = current.last_heard.elapsed();
+                let peer = short(&current.peer);
+                if let Some(id) = current.match_id {
+                    match self.ask_referee(id).await {
+                        Settled::Ended(text, winner) => {
+                            self.finish_by_referee(&text, winner);
+                            return Ok(());
+                        }
+                        // The referee's deadline is about to pass (its clock, not mine):
+                        // ask again in a second rather than abort a game about to be won.
+                        Settled::Soon if waited < self.patience + REFEREE_GRACE => {
+                            tokio::time::sleep(Duration::from_secs(1)).await;
+                            return Ok(());
+                        }
+                        Settled::Soon | Settled::No => {}
+                    }
+                }
                 self.log(&format!(
-                    "no word from {} for {:?}; aborting",
-                    short(&current.peer),
+                    "no word from {peer} for {:?}; aborting",
                     self.patience
                 ));
                 self.abort_current("no-reply").await;
@@ -451,6 +489,72 @@ impl Agent {
             current.game.seq(),
         );
         Ok(())
+    }
+
+    /// What the referee says of a game whose opponent has gone silent. The game may be over
+    /// already (the server ends it at the deadline with automatic timeouts, or the opponent
+    /// called it off), or the opponent's move deadline may have passed, which makes the win
+    /// mine to claim (seed 3's `ur2slow`, `POST /api/matches/{id}/claim-timeout`).
+    async fn ask_referee(&mut self, id: u64) -> Settled {
+        let path = format!("/api/matches/{id}");
+        let Ok(view) = self.client.get(&path).await else {
+            return Settled::No;
+        };
+        if let Some((text, _, winner)) = record(self.app, &view) {
+            return Settled::Ended(text, winner);
+        }
+        if view["deadline"]["kind"] != "timeout" {
+            return Settled::No;
+        }
+        let claim = self
+            .client
+            .post(&format!("{path}/claim-timeout"), &serde_json::json!({}))
+            .await;
+        match claim {
+            Ok(_) => match self.client.get(&path).await {
+                Ok(view) => record(self.app, &view).map_or(Settled::No, |(text, _, winner)| {
+                    Settled::Ended(text, winner)
+                }),
+                Err(_) => Settled::No,
+            },
+            // 110: the deadline has not passed yet.
+            Err(e) if Client::refusal_code(&e) == Some(110) => Settled::Soon,
+            Err(e) => {
+                self.log(&format!("could not claim the timeout: {e:#}"));
+                Settled::No
+            }
+        }
+    }
+
+    /// Ends the current game as the referee recorded it, when the referee ended it before
+    /// the players did (its clock: the opponent let a move's time run out).
+    fn finish_by_referee(&mut self, text: &str, winner: Option<Player>) {
+        let Some(current) = self.current.take() else {
+            return;
+        };
+        let me = current.game.me();
+        let (outcome, verdict) = match winner {
+            Some(w) if w == me => ("won", &mut self.tally.won),
+            Some(_) => ("lost", &mut self.tally.lost),
+            None => ("aborted", &mut self.tally.aborted),
+        };
+        *verdict += 1;
+        self.played += 1;
+        if let Some(id) = current.game.game_id() {
+            self.finished.insert((current.peer.clone(), id.clone()));
+        }
+        println!(
+            "game {}: {} match {} as {} vs {}: {outcome} (the referee ended it after {} moves, \
+             the opponent silent); referee: {text}",
+            current.number,
+            self.app,
+            current
+                .match_id
+                .map_or_else(|| "?".to_owned(), |m| m.to_string()),
+            self.app.role_name(me),
+            current.peer,
+            current.game.seq(),
+        );
     }
 
     async fn run(&mut self, games: Option<u32>) -> anyhow::Result<()> {

@@ -281,6 +281,24 @@ impl Client {
         Ok((messages, next))
     }
 
+    /// A POST of a JSON body to the API.
+    pub(crate) async fn post(&mut self, path: &str, body: &Value) -> anyhow::Result<Value> {
+        Ok(self
+            .request(
+                reqwest::Method::POST,
+                path,
+                Some(body),
+                Duration::from_secs(30),
+            )
+            .await?
+            .1)
+    }
+
+    /// The server's error code, when `error` is its refusal.
+    pub(crate) fn refusal_code(error: &anyhow::Error) -> Option<u64> {
+        error.downcast_ref::<Refused>().map(|r| r.code)
+    }
+
     /// A GET of the API.
     pub(crate) async fn get(&mut self, path: &str) -> anyhow::Result<Value> {
         Ok(self
