@@ -99,6 +99,29 @@ struct Tally {
     aborted: u32,
 }
 
+/// How a game ended for this agent.
+#[derive(Clone, Copy, Debug)]
+enum Outcome {
+    Won,
+    Lost,
+    Drew,
+    Aborted,
+}
+
+impl Tally {
+    /// Counts a game; the outcome's word for the game's line.
+    fn count(&mut self, outcome: Outcome) -> &'static str {
+        let (count, word) = match outcome {
+            Outcome::Won => (&mut self.won, "won"),
+            Outcome::Lost => (&mut self.lost, "lost"),
+            Outcome::Drew => (&mut self.drew, "drew"),
+            Outcome::Aborted => (&mut self.aborted, "aborted"),
+        };
+        *count += 1;
+        word
+    }
+}
+
 #[derive(Debug)]
 struct Agent {
     client: Client,
@@ -407,10 +430,10 @@ impl Agent {
         let Some(current) = self.current.as_ref() else {
             return Ok(());
         };
-        let overdue = current.last_heard.elapsed() > self.patience;
+        let waited = current.last_heard.elapsed();
+        let overdue = waited > self.patience;
         let Some(ending) = current.game.ending().cloned() else {
             if overdue && !current.game.my_turn() {
-                let waited = current.last_heard.elapsed();
                 let peer = short(&current.peer);
                 if let Some(id) = current.match_id {
                     match self.ask_referee(id).await {
@@ -440,18 +463,12 @@ impl Agent {
             return Ok(()); // the opponent moved last: its declaration comes next
         }
         let current = self.current.take().expect("checked above");
-        let me = current.game.me();
-        let (outcome, verdict) = match &ending {
-            Ending::Win { winner } if *winner == me => ("won", &mut self.tally.won),
-            Ending::Win { .. } => ("lost", &mut self.tally.lost),
-            Ending::Draw => ("drew", &mut self.tally.drew),
-            Ending::Aborted { .. } => ("aborted", &mut self.tally.aborted),
+        let outcome = match &ending {
+            Ending::Win { winner } if *winner == current.game.me() => Outcome::Won,
+            Ending::Win { .. } => Outcome::Lost,
+            Ending::Draw => Outcome::Drew,
+            Ending::Aborted { .. } => Outcome::Aborted,
         };
-        *verdict += 1;
-        self.played += 1;
-        if let Some(id) = current.game.game_id() {
-            self.finished.insert((current.peer.clone(), id.clone()));
-        }
         let record = match current.match_id {
             Some(id) => match self.client.get(&format!("/api/matches/{id}")).await {
                 Ok(view) => {
@@ -476,19 +493,33 @@ impl Agent {
             } => " by the opponent",
             _ => "",
         };
+        let how = format!(
+            "{}{by} after {} moves",
+            ending.describe(self.app),
+            current.game.seq()
+        );
+        self.log_game(&current, outcome, &how, &record);
+        Ok(())
+    }
+
+    /// Counts an ended game and logs its one line: how it ended for this agent, and what
+    /// the referee recorded.
+    fn log_game(&mut self, current: &Current, outcome: Outcome, how: &str, record: &str) {
+        let outcome = self.tally.count(outcome);
+        self.played += 1;
+        if let Some(id) = current.game.game_id() {
+            self.finished.insert((current.peer.clone(), id.clone()));
+        }
         println!(
-            "game {}: {} match {} as {} vs {}: {outcome} ({}{by} after {} moves); referee: {record}",
+            "game {}: {} match {} as {} vs {}: {outcome} ({how}); referee: {record}",
             current.number,
             self.app,
             current
                 .match_id
                 .map_or_else(|| "?".to_owned(), |m| m.to_string()),
-            self.app.role_name(me),
+            self.app.role_name(current.game.me()),
             current.peer,
-            ending.describe(self.app),
-            current.game.seq(),
         );
-        Ok(())
     }
 
     /// What the referee says of a game whose opponent has gone silent. The game may be over
@@ -532,29 +563,16 @@ impl Agent {
         let Some(current) = self.current.take() else {
             return;
         };
-        let me = current.game.me();
-        let (outcome, verdict) = match winner {
-            Some(w) if w == me => ("won", &mut self.tally.won),
-            Some(_) => ("lost", &mut self.tally.lost),
-            None => ("aborted", &mut self.tally.aborted),
+        let outcome = match winner {
+            Some(w) if w == current.game.me() => Outcome::Won,
+            Some(_) => Outcome::Lost,
+            None => Outcome::Aborted,
         };
-        *verdict += 1;
-        self.played += 1;
-        if let Some(id) = current.game.game_id() {
-            self.finished.insert((current.peer.clone(), id.clone()));
-        }
-        println!(
-            "game {}: {} match {} as {} vs {}: {outcome} (the referee ended it after {} moves, \
-             the opponent silent); referee: {text}",
-            current.number,
-            self.app,
-            current
-                .match_id
-                .map_or_else(|| "?".to_owned(), |m| m.to_string()),
-            self.app.role_name(me),
-            current.peer,
-            current.game.seq(),
+        let how = format!(
+            "the referee ended it after {} moves, the opponent silent",
+            current.game.seq()
         );
+        self.log_game(&current, outcome, &how, text);
     }
 
     async fn run(&mut self, games: Option<u32>) -> anyhow::Result<()> {
