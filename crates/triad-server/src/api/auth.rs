@@ -35,7 +35,7 @@ use triad_identity::{AuthError, LoginMessage, Scheme};
 use utoipa::ToSchema;
 
 use super::{
-    ApiJson, AppState, Authed,
+    ApiJson, AppState, Authed, ClientIp,
     error::{Api, ApiError, ErrorBody},
     views::{MatchView, PlayerView},
 };
@@ -285,6 +285,7 @@ pub struct LoginResponse {
     responses((status = 200, body = LoginResponse), (status = "4XX", body = ErrorBody)))]
 pub async fn login(
     State(state): State<AppState>,
+    ClientIp(client): ClientIp,
     ApiJson(req): ApiJson<LoginRequest>,
 ) -> Result<Json<LoginResponse>, ApiError> {
     let scheme: Scheme = match &req.scheme {
@@ -336,7 +337,10 @@ pub async fn login(
     if !state.store.is_shared() {
         state.auth.cache_session(hash, (address, expires), now);
     }
-    tracing::info!(%address, "logged in");
+    // One line per login, within the client's log budget (logins are cheap to repeat).
+    if state.limits.log_lines.allow(client) {
+        tracing::info!(%address, "logged in");
+    }
     Ok(Json(LoginResponse {
         token,
         address: address.to_string(),

@@ -403,7 +403,9 @@ async fn one_address_long_polls_and_websockets_stop_at_its_share_and_healthz_sti
     for _ in 0..3 {
         sockets.push(ws_from(2, &api).await.expect("within the share"));
     }
-    let (status, body, retry_after) = ws_from(2, &api).await.err().expect("over the share");
+    let Err((status, body, retry_after)) = ws_from(2, &api).await else {
+        panic!("a WebSocket over the share was opened");
+    };
     assert_eq!((status, body["code"].as_u64()), (429, Some(219)), "{body}");
     assert!(retry_after.is_some());
     let mut other = ws_from(3, &api).await.expect("another address is served");
