@@ -484,16 +484,24 @@ async fn subscribe(
     // queue and are dropped as duplicates if the log already had them.
     state.hub.subscribe(id, &topic);
     // `apps:<address>` is the agents' inbox, numbered by message, not by event.
-    let page: Vec<(u64, String)> = match crate::apps::topic_owner(&topic) {
-        Some(owner) => crate::apps::frames(state, owner, last, CATCH_UP_PAGE).await?,
+    let page: Result<Vec<(u64, String)>, ApiError> = match crate::apps::topic_owner(&topic) {
+        Some(owner) => crate::apps::frames(state, owner, last, CATCH_UP_PAGE).await,
         None => state
             .store
             .topic_events(&topic, last, CATCH_UP_PAGE)
-            .await?
-            .into_iter()
-            .map(|row| (row.seq, frame_text(&topic, &row.body)))
-            .collect(),
+            .await
+            .map(|rows| {
+                rows.into_iter()
+                    .map(|row| (row.seq, frame_text(&topic, &row.body)))
+                    .collect()
+            })
+            .map_err(ApiError::from),
     };
+    let page = page.inspect_err(|_| {
+        // Not followed without its catch-up: the client subscribes again.
+        state.hub.unsubscribe(id, &topic);
+        delivered.remove(&topic);
+    })?;
     let more = page.len() >= CATCH_UP_PAGE as usize;
     let mut last = last;
     for (seq, text) in page {
