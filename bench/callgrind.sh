@@ -23,6 +23,7 @@ rm -rf "$DIR" && mkdir -p "$DIR"
 valgrind --tool=callgrind --callgrind-out-file="$DIR/cg.out" --dump-instr=no \
   "$TRIAD" serve --addr "127.0.0.1:$PORT" --database "$DIR/t.db" \
   --rate-per-ip 1000000000 --rate-per-address 1000000000 --rate-burst 1000000000 --ws-rate 1000000000 \
+  --max-connections-per-ip 1000000000 --max-websockets-per-ip 1000000000 --replay-events-per-ip 1000000000 \
   >"$DIR/server.log" 2>"$DIR/valgrind.log" &
 VG=$!
 for _ in $(seq 120); do curl -s -o /dev/null "http://127.0.0.1:$PORT/" && break; sleep 1; done

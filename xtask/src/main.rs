@@ -622,6 +622,12 @@ fn api_schema_fuzz(soak: bool) -> Result<(), String> {
         .arg(scratch.join("triad.db"))
         .args(["--rate-per-ip", "1000000", "--rate-per-address", "1000000"])
         .args(["--rate-burst", "1000000"])
+        .args([
+            "--max-connections-per-ip",
+            "100000",
+            "--max-long-polls-per-ip",
+            "100000",
+        ])
         .env("TRIAD_LOG", "warn")
         .stdout(std::process::Stdio::piped())
         .stderr(log)

@@ -114,8 +114,30 @@ settings! {
     request_timeout_ms: u64 = 10_000, env "TRIAD_REQUEST_TIMEOUT_MS";
     /// Most requests handled at once [default: 4096].
     max_in_flight_requests: usize = 4096, env "TRIAD_MAX_IN_FLIGHT_REQUESTS";
-    /// Most WebSockets open at once [default: 50000].
+    /// Most WebSockets open at once [default: 50000, lowered to the connection limit].
     max_websockets: usize = 50_000, env "TRIAD_MAX_WEBSOCKETS";
+    /// Most connections open at once (each takes a file descriptor); 0 derives it from the
+    /// open-files limit, which the server raises to its hard limit at start: that limit
+    /// less a tenth and 64 for the database, the logs and the files [default: 0]. A larger
+    /// value is lowered to the derived one.
+    max_connections: usize = 0, env "TRIAD_MAX_CONNECTIONS";
+    /// Most connections open at once from one IP address; those over it are answered
+    /// `too_many_open` (429, code 219) and closed. At most a quarter of the connection
+    /// limit [default: 256].
+    max_connections_per_ip: usize = 256, env "TRIAD_MAX_CONNECTIONS_PER_IP";
+    /// Most WebSockets open at once from one IP address. At most a quarter of
+    /// --max-websockets [default: 64].
+    max_websockets_per_ip: usize = 64, env "TRIAD_MAX_WEBSOCKETS_PER_IP";
+    /// Most long-polls (`GET /api/apps/inbox` with `wait_ms`) waiting at once from one IP
+    /// address [default: 16].
+    max_long_polls_per_ip: usize = 16, env "TRIAD_MAX_LONG_POLLS_PER_IP";
+    /// Events per second one IP address may have replayed from the log by WebSocket
+    /// catch-ups (`subscribe` with `since`), with twice as many in a burst; a catch-up
+    /// over it is refused with `rate_limited` and `retry_after_s` [default: 5000].
+    replay_events_per_ip: u32 = 5_000, env "TRIAD_REPLAY_EVENTS_PER_IP";
+    /// Request log lines (client and server errors, slow requests) per minute from one IP
+    /// address; past it they are counted and summed up once a minute [default: 60].
+    log_lines_per_ip: u32 = 60, env "TRIAD_LOG_LINES_PER_IP";
     /// Requests per second allowed from one IP address, sustained [default: 200].
     rate_per_ip: u32 = 200, env "TRIAD_RATE_PER_IP";
     /// Requests per second allowed from one logged-in address, sustained [default: 50].
@@ -193,8 +215,20 @@ impl Settings {
             || self.rate_per_address == 0
             || self.rate_burst == 0
             || self.ws_rate == 0
+            || self.replay_events_per_ip == 0
+            || self.log_lines_per_ip == 0
         {
             return Err("rate limits must be more than zero".into());
+        }
+        if self.max_websockets == 0
+            || self.max_connections_per_ip == 0
+            || self.max_websockets_per_ip == 0
+            || self.max_long_polls_per_ip == 0
+        {
+            return Err(
+                "max_websockets and the per-IP connection, WebSocket and long-poll caps must be more than zero"
+                    .into(),
+            );
         }
         if self.ws_send_queue == 0 || self.max_body_bytes < 256 {
             return Err("ws_send_queue must be positive and max_body_bytes at least 256".into());

@@ -14,6 +14,7 @@
 
 pub mod api;
 pub mod apps;
+pub mod bounds;
 pub mod cluster;
 pub mod config;
 pub mod core;
@@ -88,8 +89,11 @@ pub struct Running {
 ///
 /// # Errors
 /// When the settings are wrong or the database cannot be opened.
-pub async fn start(settings: Settings) -> Result<Running, ServeError> {
+pub async fn start(mut settings: Settings) -> Result<Running, ServeError> {
     settings.validate().map_err(ServeError::Settings)?;
+    // Each per-client cap at most a quarter of its whole (`serve` has already fitted the
+    // connection limits to the open files).
+    settings.fit(None);
     let store = Store::open(&settings.database).await?;
     // The engine's seed is drawn once and kept, so a replay makes the same choices.
     let seed = if settings.seed != 0 {
@@ -105,6 +109,15 @@ pub async fn start(settings: Settings) -> Result<Running, ServeError> {
         .await?
         .parse()
         .map_err(|_| ServeError::Settings("the stored engine seed is not a number".into()))?;
+    // The key of the login challenges' MACs: drawn once per database, so that every node
+    // on a shared database checks the others' challenges.
+    let challenge_key = store
+        .setting_or_insert(
+            api::auth::CHALLENGE_KEY_SETTING,
+            &AuthState::new_key().map_err(ServeError::Settings)?,
+        )
+        .await?;
+    let auth = AuthState::new(&challenge_key).map_err(ServeError::Settings)?;
     let engine = store.load_engine(settings.engine_config(seed)).await?;
     if engine.config().owner.is_zero() {
         tracing::warn!(
@@ -131,9 +144,19 @@ pub async fn start(settings: Settings) -> Result<Running, ServeError> {
         store,
         hub,
         limits: Arc::new(Limits::new(&settings)),
-        ws_permits: Arc::new(tokio::sync::Semaphore::new(settings.max_websockets)),
+        websockets: bounds::Shares::new(
+            "WebSockets",
+            settings.max_websockets_per_ip,
+            settings.max_websockets,
+        ),
+        long_polls: bounds::Shares::new(
+            "long-polls",
+            settings.max_long_polls_per_ip,
+            // Each holds a request in flight: the per-IP share bounds who holds them.
+            settings.max_in_flight_requests,
+        ),
         settings: Arc::new(settings),
-        auth: Arc::new(AuthState::default()),
+        auth: Arc::new(auth),
         metrics: prometheus(),
         openapi: Arc::new(openapi),
         apps: Arc::default(),
@@ -146,6 +169,7 @@ pub async fn start(settings: Settings) -> Result<Running, ServeError> {
         loop {
             tokio::time::sleep(Duration::from_secs(60)).await;
             limits.shrink();
+            limits.log_lines.report();
         }
     });
     Ok(Running { state, core_task })
@@ -203,6 +227,20 @@ fn shutdown_signal() -> impl std::future::Future<Output = ()> {
 /// # Errors
 /// When the server cannot start.
 pub async fn serve(mut settings: Settings) -> Result<(), ServeError> {
+    // Every connection is a file descriptor: take all the process may have, and hold no
+    // more connections than fit in it, with room for the database and the files.
+    let open_files = bounds::open_files_limit();
+    for lowered in settings.fit(open_files) {
+        tracing::warn!("{lowered}");
+    }
+    tracing::info!(
+        open_files,
+        max_connections = settings.max_connections,
+        max_connections_per_ip = settings.max_connections_per_ip,
+        max_websockets = settings.max_websockets,
+        max_websockets_per_ip = settings.max_websockets_per_ip,
+        "connection limits"
+    );
     let listener = TcpListener::bind(settings.addr).await?;
     let local = listener.local_addr()?;
     if settings.domain.is_empty() {
@@ -217,7 +255,15 @@ pub async fn serve(mut settings: Settings) -> Result<(), ServeError> {
     let app = api::app(running.state.clone());
     let hub = running.state.hub.clone();
     let header_timeout = Duration::from_millis(running.state.settings.request_timeout_ms);
-    listen::run(listener, app, header_timeout, async move {
+    let settings = &running.state.settings;
+    // Without a known open-files limit `max_connections` may still be 0: then only the
+    // per-IP cap applies.
+    let total = match settings.max_connections {
+        0 => usize::MAX,
+        n => n,
+    };
+    let connections = bounds::Shares::new("connections", settings.max_connections_per_ip, total);
+    listen::run(listener, app, header_timeout, connections, async move {
         stop.await;
         tracing::info!("shutting down: no new connections; closing WebSockets");
         hub.close_all();

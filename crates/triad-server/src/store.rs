@@ -1076,19 +1076,21 @@ impl Store {
         Ok(())
     }
 
-    /// Keeps a pending login challenge for whichever node the login reaches, and drops the
-    /// expired ones. Refused when `max_pending` unexpired challenges are already waiting.
+    /// Marks a login challenge (named by its `nonce`) used, for every node: `false` when it
+    /// already was. Rows live until the challenge expires (`expires_ms`), after which it
+    /// cannot be used anyway; expired ones are dropped here. A pending challenge is not
+    /// stored at all (its id is authenticated: `api::auth`), so the table holds only
+    /// challenges that logged someone in, no more than the sessions they made.
     ///
     /// # Errors
-    /// On a database failure; `Ok(false)` when too many are pending.
-    pub async fn save_login_challenge(
+    /// On a database failure.
+    pub async fn use_login_challenge(
         &self,
-        id: &str,
+        nonce: &str,
         public_key: &str,
         message: &str,
         now_ms: u64,
         expires_ms: u64,
-        max_pending: u64,
     ) -> Result<bool, StoreError> {
         let mut conn = self.pool.acquire().await?;
         let result = async {
@@ -1096,55 +1098,25 @@ impl Store {
                 .bind(to_i64(now_ms))
                 .execute(&mut *conn)
                 .await?;
-            // The cap bounds the table against a flood of requests for challenges; an
-            // estimate is enough, so the count and the insert need no transaction.
-            let pending: i64 = sqlx::query("SELECT COUNT(*) FROM login_challenges")
-                .fetch_one(&mut *conn)
-                .await?
-                .try_get(0)?;
-            if to_u64(pending) >= max_pending {
-                return Ok(false);
-            }
-            sqlx::query(
+            // The primary key is the claim: of two logins with one challenge, on two
+            // nodes, one inserts it.
+            let inserted = sqlx::query(
                 "INSERT INTO login_challenges (id, public_key, message, expires_ms) \
-                 VALUES ($1, $2, $3, $4)",
+                 VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING",
             )
-            .bind(id)
+            .bind(nonce)
             .bind(public_key)
             .bind(message)
             .bind(to_i64(expires_ms))
             .execute(&mut *conn)
             .await?;
-            Ok(true)
+            Ok(inserted.rows_affected() == 1)
         }
         .await;
         if result.is_err() {
             close_after_failed_write(&mut conn);
         }
         result
-    }
-
-    /// Takes a pending login challenge out, whoever stored it: `(public_key, message)`. The
-    /// delete is the claim, so of two logins naming one challenge, on two nodes, one gets it.
-    ///
-    /// # Errors
-    /// On a database failure.
-    pub async fn take_login_challenge(
-        &self,
-        id: &str,
-    ) -> Result<Option<(String, String)>, StoreError> {
-        let mut conn = self.pool.acquire().await?;
-        let result =
-            sqlx::query("DELETE FROM login_challenges WHERE id = $1 RETURNING public_key, message")
-                .bind(id)
-                .fetch_optional(&mut *conn)
-                .await;
-        if result.is_err() {
-            close_after_failed_write(&mut conn);
-        }
-        result?
-            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
-            .transpose()
     }
 
     /// The address and expiry of a session, if it exists.

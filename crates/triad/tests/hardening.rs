@@ -2,4 +2,6 @@
 //! "Threat model" and "Attacks, bounds and tests"). Each test drives the real `triad serve`
 //! binary over real sockets, and each failed on the code before its fix.
 
+#[path = "hardening/bounds.rs"]
+mod bounds;
 mod support;

@@ -15,7 +15,7 @@ use triad_protocol::{App, Message, Signed};
 use utoipa::{IntoParams, ToSchema};
 
 use super::{
-    ApiJson, AppState, Authed,
+    ApiJson, AppState, Authed, ClientIp,
     error::{Api, ApiError, ErrorBody},
     games::idempotency_key,
     views::MatchView,
@@ -129,10 +129,13 @@ pub struct InboxPage {
 /// Read my agents' inbox, in order, from a cursor: every message after `after`, waiting
 /// up to `wait_ms` for one. Nothing is lost across reconnects: keep the last id you read.
 #[utoipa::path(get, path = "/api/apps/inbox", tag = "agents", params(InboxQuery),
-    responses((status = 200, body = InboxPage), (status = "4XX", body = ErrorBody)),
+    responses((status = 200, body = InboxPage),
+        (status = 429, body = ErrorBody, description = "rate_limited (207), or too_many_open (219): this IP address has --max-long-polls-per-ip long-polls waiting; with Retry-After"),
+        (status = "4XX", body = ErrorBody)),
     security(("bearer" = [])))]
 pub async fn inbox(
     State(state): State<AppState>,
+    ClientIp(client): ClientIp,
     Authed(me): Authed,
     Query(q): Query<InboxQuery>,
 ) -> Result<Json<InboxPage>, ApiError> {
@@ -152,6 +155,18 @@ pub async fn inbox(
         .saturating_sub(1_000)
         .min(25_000);
     let wait = Duration::from_millis(q.wait_ms.min(longest));
+    // A waiting long-poll holds a connection and a request in flight: each IP address may
+    // have `--max-long-polls-per-ip` waiting at once, refused early past that.
+    let _waiting = if wait.is_zero() {
+        None
+    } else {
+        Some(
+            state
+                .long_polls
+                .take(client)
+                .map_err(|why| state.long_polls.refusal(why))?,
+        )
+    };
     let messages = crate::apps::poll(&state, me, q.after, limit, wait).await?;
     let next_after = messages.last().map_or(q.after, |m| m.id);
     Ok(Json(InboxPage {

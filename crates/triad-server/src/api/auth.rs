@@ -5,8 +5,15 @@
 //! 2. The client signs the message's bytes: plain Ed25519 (`"scheme": "ed25519"`, the
 //!    default, 128 hex digits) or a Sui wallet's `signPersonalMessage`
 //!    (`"scheme": "sui-personal-message"`, base64).
-//! 3. `POST /api/auth/login` returns a bearer token. A challenge is used once: any login
-//!    attempt consumes it, so a replay is refused.
+//! 3. `POST /api/auth/login` returns a bearer token. A challenge is used once: the first
+//!    login that verifies takes it, so a replay is refused.
+//!
+//! A pending challenge takes no room on the server: its id carries the message's fields
+//! and a MAC over them (keyed BLAKE2b-256, with a key drawn once per database and kept in
+//! its settings, so every node sharing a PostgreSQL database checks every node's
+//! challenges). Only a challenge that was used is stored (`login_challenges`, until it
+//! expires), to refuse its replay on any node. So no number of challenges asked for, from
+//! any number of addresses, can keep anyone else from logging in.
 //!
 //! Tokens are 256 random bits; the database keeps only their BLAKE2b-256 hash.
 
@@ -17,6 +24,10 @@ use axum::{
     extract::State,
     http::{HeaderMap, StatusCode},
 };
+use blake2::{
+    Blake2bMac,
+    digest::{KeyInit, Mac, consts::U32},
+};
 use rand::{TryRng, rngs::SysRng};
 use serde::{Deserialize, Serialize};
 use triad_engine::Address;
@@ -24,34 +35,109 @@ use triad_identity::{AuthError, LoginMessage, Scheme};
 use utoipa::ToSchema;
 
 use super::{
-    ApiJson, AppState, Authed,
+    ApiJson, AppState, Authed, ClientIp,
     error::{Api, ApiError, ErrorBody},
     views::{MatchView, PlayerView},
 };
 
 /// How long a login challenge stays valid.
 const CHALLENGE_TTL_MS: u64 = 5 * 60 * 1000;
-/// The most challenges kept at once; beyond it, new requests are refused until some expire.
-const MAX_PENDING_CHALLENGES: usize = 100_000;
 
-#[derive(Debug)]
-struct Pending {
-    public_key: String,
-    message: LoginMessage,
-}
-
-/// Pending login challenges and a cache of sessions.
-#[derive(Debug, Default)]
+/// The key of the login challenges' MACs, and a cache of sessions.
 pub struct AuthState {
-    challenges: Mutex<HashMap<String, Pending>>,
+    challenge_key: [u8; 32],
     sessions: Mutex<HashMap<String, (Address, u64)>>,
 }
+
+impl std::fmt::Debug for AuthState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the key.
+        f.debug_struct("AuthState").finish_non_exhaustive()
+    }
+}
+
+/// The name of the challenge key in the database's settings.
+pub const CHALLENGE_KEY_SETTING: &str = "login_challenge_key";
 
 /// The most sessions cached at once. The database holds every session, so emptying the
 /// cache only costs lookups; without a bound it would grow with every login.
 const MAX_CACHED_SESSIONS: usize = 100_000;
 
 impl AuthState {
+    /// The login state with the challenges' MAC key (64 hex digits, from the database's
+    /// settings: [`CHALLENGE_KEY_SETTING`]).
+    ///
+    /// # Errors
+    /// When the key is not 32 bytes in hex.
+    pub fn new(challenge_key_hex: &str) -> Result<AuthState, String> {
+        let mut challenge_key = [0u8; 32];
+        hex::decode_to_slice(challenge_key_hex, &mut challenge_key)
+            .map_err(|_| "the stored login challenge key is not 64 hex digits".to_owned())?;
+        Ok(AuthState {
+            challenge_key,
+            sessions: Mutex::default(),
+        })
+    }
+
+    /// A fresh challenge key, in hex, for a new database.
+    ///
+    /// # Errors
+    /// When the system has no randomness.
+    pub fn new_key() -> Result<String, String> {
+        random_hex::<32>().map_err(|e| e.body.message)
+    }
+
+    /// The MAC that makes `fields` (a challenge id without its MAC) this server's.
+    fn mac(&self) -> Blake2bMac<U32> {
+        let mut mac = <Blake2bMac<U32> as KeyInit>::new_from_slice(&self.challenge_key)
+            .unwrap_or_else(|_| unreachable!("a 32-byte key is a valid BLAKE2b key"));
+        mac.update(b"triad login challenge\0");
+        mac
+    }
+
+    /// The id of a challenge: its message's fields and their MAC, in hex. It is all the
+    /// server needs to check a login, so a pending challenge is kept nowhere.
+    fn challenge_id(&self, message: &LoginMessage, nonce: &[u8; NONCE_BYTES]) -> String {
+        let mut fields = Vec::with_capacity(ID_FIXED + message.domain().len() + 32);
+        fields.push(ID_VERSION);
+        fields.extend_from_slice(nonce);
+        fields.extend_from_slice(&message.issued_at_ms().to_be_bytes());
+        fields.extend_from_slice(&message.expires_at_ms().to_be_bytes());
+        fields.extend_from_slice(&message.address());
+        fields.extend_from_slice(message.domain().as_bytes());
+        let mut mac = self.mac();
+        mac.update(&fields);
+        fields.extend_from_slice(&mac.finalize().into_bytes());
+        hex::encode(fields)
+    }
+
+    /// The message of a challenge id this server issued (its MAC verifies), else `None`.
+    fn challenge_message(&self, id: &str) -> Option<LoginMessage> {
+        if id.len() > 2 * (ID_FIXED + MAX_DOMAIN + 32) || id.len() < 2 * (ID_FIXED + 32) {
+            return None;
+        }
+        let bytes = hex::decode(id).ok()?;
+        let (fields, tag) = bytes.split_at(bytes.len() - 32);
+        let mut mac = self.mac();
+        mac.update(fields);
+        mac.verify_slice(tag).ok()?;
+        if fields[0] != ID_VERSION {
+            return None;
+        }
+        let u64_at = |at: usize| {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&fields[at..at + 8]);
+            u64::from_be_bytes(b)
+        };
+        let nonce = &fields[1..1 + NONCE_BYTES];
+        let issued = u64_at(1 + NONCE_BYTES);
+        let expires = u64_at(9 + NONCE_BYTES);
+        let mut address = [0u8; 32];
+        address.copy_from_slice(&fields[17 + NONCE_BYTES..ID_FIXED]);
+        let domain = std::str::from_utf8(&fields[ID_FIXED..]).ok()?;
+        LoginMessage::new(domain, address, hex::encode(nonce), issued, expires).ok()
+    }
+
     /// Caches a session (`(address, expires_ms)`), first dropping the expired ones once the
     /// cache is full, and everything if that is not enough.
     fn cache_session(&self, token_hash: String, session: (Address, u64), now_ms: u64) {
@@ -69,7 +155,16 @@ impl AuthState {
     }
 }
 
-fn random_hex<const N: usize>() -> Result<String, ApiError> {
+/// The random bytes of a challenge's nonce.
+const NONCE_BYTES: usize = 16;
+/// The version byte that starts a challenge id.
+const ID_VERSION: u8 = 1;
+/// A challenge id's fixed fields: version, nonce, issue and expiry times, address.
+const ID_FIXED: usize = 1 + NONCE_BYTES + 8 + 8 + 32;
+/// The longest domain a challenge id carries (a DNS name is at most 253 bytes, a port 6).
+const MAX_DOMAIN: usize = 260;
+
+fn random_bytes<const N: usize>() -> Result<[u8; N], ApiError> {
     let mut bytes = [0u8; N];
     SysRng.try_fill_bytes(&mut bytes).map_err(|_| {
         ApiError::with_message(
@@ -77,7 +172,11 @@ fn random_hex<const N: usize>() -> Result<String, ApiError> {
             "no randomness available; try again",
         )
     })?;
-    Ok(hex::encode(bytes))
+    Ok(bytes)
+}
+
+fn random_hex<const N: usize>() -> Result<String, ApiError> {
+    random_bytes::<N>().map(hex::encode)
 }
 
 /// A token as the server keeps it (sessions are stored and cached by it): the hex of its
@@ -140,19 +239,12 @@ pub async fn challenge(
     let address = triad_identity::address_of(&key);
     let now = state.core.clock().now_ms();
     let expires = now + CHALLENGE_TTL_MS;
-    let nonce = random_hex::<16>()?;
+    let nonce = random_bytes::<NONCE_BYTES>()?;
     let domain = state.domain();
-    let message =
-        LoginMessage::new(&domain, address, &nonce, now, expires).map_err(|e| auth_error(&e))?;
-    let challenge_id = random_hex::<16>()?;
+    let message = LoginMessage::new(&domain, address, hex::encode(nonce), now, expires)
+        .map_err(|e| auth_error(&e))?;
+    let challenge_id = state.auth.challenge_id(&message, &nonce);
     let text = message.render();
-    let pending = Pending {
-        public_key: req.public_key.to_ascii_lowercase(),
-        message,
-    };
-    if !keep_challenge(&state, &challenge_id, pending, &text, now).await? {
-        return Err(ApiError::new(Api::RateLimited).retry_after(60));
-    }
     Ok(Json(ChallengeResponse {
         challenge_id,
         message: text,
@@ -193,17 +285,20 @@ pub struct LoginResponse {
     responses((status = 200, body = LoginResponse), (status = "4XX", body = ErrorBody)))]
 pub async fn login(
     State(state): State<AppState>,
+    ClientIp(client): ClientIp,
     ApiJson(req): ApiJson<LoginRequest>,
 ) -> Result<Json<LoginResponse>, ApiError> {
     let scheme: Scheme = match &req.scheme {
         None => Scheme::default(),
         Some(name) => name.parse().map_err(|e| auth_error(&e))?,
     };
-    // Used once: taken out whatever the outcome.
-    let pending = take_challenge(&state, &req.challenge_id)
-        .await?
+    let message = state
+        .auth
+        .challenge_message(&req.challenge_id)
         .ok_or_else(|| ApiError::new(Api::UnknownChallenge))?;
-    if pending.public_key != req.public_key.to_ascii_lowercase() {
+    let public_key = req.public_key.to_ascii_lowercase();
+    let key = triad_identity::parse_public_key(&public_key).ok();
+    if key.is_none_or(|key| triad_identity::address_of(&key) != message.address()) {
         return Err(ApiError::with_message(
             Api::BadSignature,
             "this challenge was issued for another public key",
@@ -212,91 +307,44 @@ pub async fn login(
     let now = state.core.clock().now_ms();
     // The challenge was issued by this server, perhaps by another node whose clock runs a
     // little ahead: it cannot be "not yet valid" here. Its expiry still counts.
-    let checked_at = now.max(pending.message.issued_at_ms());
-    pending
-        .message
-        .verify(scheme, &req.public_key, &req.signature, checked_at)
+    let checked_at = now.max(message.issued_at_ms());
+    message
+        .verify(scheme, &public_key, &req.signature, checked_at)
         .map_err(|e| auth_error(&e))?;
-    let address = Address::from_bytes(pending.message.address());
+    // Used once, on whichever node: the first login that verifies stores it.
+    let text = message.render();
+    if !state
+        .store
+        .use_login_challenge(
+            message.nonce(),
+            &public_key,
+            &text,
+            now,
+            message.expires_at_ms(),
+        )
+        .await?
+    {
+        return Err(ApiError::new(Api::UnknownChallenge));
+    }
+    let address = Address::from_bytes(message.address());
     let token = random_hex::<32>()?;
     let expires = now.saturating_add(state.settings.session_ttl_ms);
     let hash = token_hash(&token);
     state
         .store
-        .save_session(&hash, address, &pending.public_key, now, expires)
+        .save_session(&hash, address, &public_key, now, expires)
         .await?;
     if !state.store.is_shared() {
         state.auth.cache_session(hash, (address, expires), now);
     }
-    tracing::info!(%address, "logged in");
+    // One line per login, within the client's log budget (logins are cheap to repeat).
+    if state.limits.log_lines.allow(client) {
+        tracing::info!(%address, "logged in");
+    }
     Ok(Json(LoginResponse {
         token,
         address: address.to_string(),
         expires_at: timestamp(expires),
-    }))
-}
-
-/// Keeps a pending challenge (`text` is its message, rendered) until a login takes it: in
-/// the database when several nodes share it (the login may reach another node), else in
-/// this node's memory. `false` when too many unexpired challenges are already waiting.
-async fn keep_challenge(
-    state: &AppState,
-    id: &str,
-    pending: Pending,
-    text: &str,
-    now: u64,
-) -> Result<bool, ApiError> {
-    if state.store.is_shared() {
-        return Ok(state
-            .store
-            .save_login_challenge(
-                id,
-                &pending.public_key,
-                text,
-                now,
-                pending.message.expires_at_ms(),
-                MAX_PENDING_CHALLENGES as u64,
-            )
-            .await?);
-    }
-    let mut challenges = state
-        .auth
-        .challenges
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if challenges.len() >= MAX_PENDING_CHALLENGES {
-        challenges.retain(|_, p| p.message.expires_at_ms() > now);
-        if challenges.len() >= MAX_PENDING_CHALLENGES {
-            return Ok(false);
-        }
-    }
-    challenges.insert(id.to_owned(), pending);
-    Ok(true)
-}
-
-/// Takes the pending challenge `id` out: from the database when several nodes share it
-/// (it may have been issued by another node), else from this node's memory.
-async fn take_challenge(state: &AppState, id: &str) -> Result<Option<Pending>, ApiError> {
-    if !state.store.is_shared() {
-        return Ok(state
-            .auth
-            .challenges
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .remove(id));
-    }
-    let Some((public_key, text)) = state.store.take_login_challenge(id).await? else {
-        return Ok(None);
-    };
-    let message = LoginMessage::parse(&text).map_err(|e| {
-        tracing::error!(error = %e, "a stored login challenge does not parse");
-        ApiError::from(crate::store::StoreError::Corrupt(format!(
-            "login challenge {id}: {e}"
-        )))
-    })?;
-    Ok(Some(Pending {
-        public_key,
-        message,
     }))
 }
 
@@ -409,8 +457,41 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_challenge_id_carries_its_message_and_only_this_key_makes_one() {
+        let auth = AuthState::new(&"11".repeat(32)).unwrap();
+        let nonce = [7u8; NONCE_BYTES];
+        let message =
+            LoginMessage::new("triad.test:80", [9; 32], hex::encode(nonce), 1_000, 301_000)
+                .unwrap();
+        let id = auth.challenge_id(&message, &nonce);
+        assert_eq!(auth.challenge_message(&id), Some(message.clone()));
+        // Another server's key, or any changed byte, and it is nobody's challenge.
+        let other = AuthState::new(&"22".repeat(32)).unwrap();
+        assert_eq!(other.challenge_message(&id), None);
+        let mut bytes = hex::decode(&id).unwrap();
+        for at in [0, 5, 20, 30, 60, bytes.len() - 1] {
+            bytes[at] ^= 1;
+            assert_eq!(
+                auth.challenge_message(&hex::encode(&bytes)),
+                None,
+                "byte {at}"
+            );
+            bytes[at] ^= 1;
+        }
+        for junk in [
+            "",
+            "00",
+            &"00".repeat(16),
+            &"zz".repeat(200),
+            &"00".repeat(4000),
+        ] {
+            assert_eq!(auth.challenge_message(junk), None);
+        }
+    }
+
+    #[test]
     fn the_session_cache_is_bounded_and_drops_the_expired_first() {
-        let auth = AuthState::default();
+        let auth = AuthState::new(&"11".repeat(32)).unwrap();
         let someone = Address::from_bytes([7; 32]);
         let len = || auth.sessions.lock().unwrap().len();
         // Full of sessions that expired at 1,000, but for one still valid.

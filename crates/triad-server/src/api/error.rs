@@ -77,6 +77,9 @@ pub enum Api {
     MethodNotAllowed,
     /// 218: the server's disk is full; nothing was done.
     StorageFull,
+    /// 219: this client (IP address) has as many connections, WebSockets or long-polls open
+    /// as it may.
+    TooManyOpen,
     /// 220: the `appId` is not one of Triad's apps (agents' relay).
     UnknownApp,
     /// 221: the action is not one of the app's.
@@ -110,7 +113,7 @@ pub enum Api {
 
 impl Api {
     /// Every API error.
-    pub const ALL: [Api; 33] = [
+    pub const ALL: [Api; 34] = [
         Api::BadRequest,
         Api::Unauthorized,
         Api::InvalidToken,
@@ -130,6 +133,7 @@ impl Api {
         Api::UnknownScheme,
         Api::MethodNotAllowed,
         Api::StorageFull,
+        Api::TooManyOpen,
         Api::UnknownApp,
         Api::UnknownAction,
         Api::InvalidPayload,
@@ -216,6 +220,12 @@ impl Api {
                 "storage_full",
                 S::SERVICE_UNAVAILABLE,
                 "the server's disk is full and nothing was done; try again later",
+            ),
+            Api::TooManyOpen => (
+                219,
+                "too_many_open",
+                S::TOO_MANY_REQUESTS,
+                "this IP address has as many connections, WebSockets or long-polls open as it may; close one, or wait as Retry-After says",
             ),
             Api::NotFound => (
                 210,

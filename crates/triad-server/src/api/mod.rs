@@ -86,8 +86,10 @@ pub struct Shared {
     pub limits: Arc<Limits>,
     /// The Prometheus exporter.
     pub metrics: PrometheusHandle,
-    /// One permit per open WebSocket.
-    pub ws_permits: Arc<Semaphore>,
+    /// Open WebSockets, shared out per IP address.
+    pub websockets: Arc<crate::bounds::Shares>,
+    /// Waiting long-polls of the agents' inbox, shared out per IP address.
+    pub long_polls: Arc<crate::bounds::Shares>,
     /// The OpenAPI document.
     pub openapi: Arc<utoipa::openapi::OpenApi>,
     /// The agents' relay: who waits on which inbox.
@@ -102,12 +104,17 @@ impl std::fmt::Debug for Shared {
     }
 }
 
-/// Per-IP and per-address rate limiters, and the one clock they and every WebSocket's
-/// limiter read (a clock made afresh checks the CPU's counter support again).
+/// Per-IP and per-address rate limiters, the per-IP budgets of replayed events and of log
+/// lines, and the one clock they and every WebSocket's limiter read (a clock made afresh
+/// checks the CPU's counter support again).
 #[derive(Debug)]
 pub struct Limits {
     per_ip: DefaultKeyedRateLimiter<IpAddr>,
     per_address: DefaultKeyedRateLimiter<Address>,
+    /// Events replayed from the log to one IP's WebSocket catch-ups.
+    replay: DefaultKeyedRateLimiter<IpAddr>,
+    /// Request log lines per IP.
+    pub log_lines: crate::bounds::LogBudget,
     clock: DefaultClock,
 }
 
@@ -120,12 +127,22 @@ impl Limits {
             Quota::per_second(NonZeroU32::new(rate).unwrap_or(NonZeroU32::MIN)).allow_burst(burst)
         };
         let clock = DefaultClock::default();
+        let replay = NonZeroU32::new(settings.replay_events_per_ip).unwrap_or(NonZeroU32::MIN);
+        // Twice the rate in a burst, and at least two pages: one page must always fit.
+        let replay_burst = replay
+            .saturating_mul(NonZeroU32::new(2).unwrap_or(NonZeroU32::MIN))
+            .max(NonZeroU32::new(2 * ws::CATCH_UP_PAGE).unwrap_or(NonZeroU32::MIN));
         Limits {
             per_ip: RateLimiter::dashmap_with_clock(quota(settings.rate_per_ip), clock.clone()),
             per_address: RateLimiter::dashmap_with_clock(
                 quota(settings.rate_per_address),
                 clock.clone(),
             ),
+            replay: RateLimiter::dashmap_with_clock(
+                Quota::per_second(replay).allow_burst(replay_burst),
+                clock.clone(),
+            ),
+            log_lines: crate::bounds::LogBudget::new(settings.log_lines_per_ip, clock.clone()),
             clock,
         }
     }
@@ -134,6 +151,27 @@ impl Limits {
     pub fn shrink(&self) {
         self.per_ip.retain_recent();
         self.per_address.retain_recent();
+        self.replay.retain_recent();
+    }
+
+    /// Counts `events` replayed to `client` against its budget.
+    ///
+    /// # Errors
+    /// `rate_limited`, saying how long to wait, when the client is over it.
+    pub fn check_replay(&self, client: IpAddr, events: u32) -> Result<(), ApiError> {
+        let Some(n) = NonZeroU32::new(events) else {
+            return Ok(());
+        };
+        match self.replay.check_key_n(&client, n) {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(not_until)) => Err(ApiError::with_message(
+                Api::RateLimited,
+                "this IP address has had as many events replayed as it may for now; subscribe again after retry_after_s",
+            )
+            .retry_after(not_until.wait_time_from(self.clock.now()).as_secs_f64().ceil() as u64)),
+            // More than the burst at once: never asked for (a page fits in the burst).
+            Err(_) => Err(ApiError::new(Api::RateLimited).retry_after(1)),
+        }
     }
 }
 
@@ -178,6 +216,35 @@ impl AppState {
             .match_(id)
             .await?
             .map(|m| MatchView::new(&m, &config)))
+    }
+}
+
+/// The client's IP address: the one place the request path says who the client is, for
+/// every per-client limit and share. It is the connection's peer address (a connection
+/// served without one, in tests, counts as 127.0.0.1).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct ClientIp(pub IpAddr);
+
+impl ClientIp {
+    /// The client of a request, from its extensions.
+    #[must_use]
+    pub fn of(extensions: &axum::http::Extensions) -> ClientIp {
+        if let Some(known) = extensions.get::<ClientIp>() {
+            return *known;
+        }
+        ClientIp(
+            extensions
+                .get::<ConnectInfo<SocketAddr>>()
+                .map_or(IpAddr::from([127, 0, 0, 1]), |c| c.0.ip()),
+        )
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for ClientIp {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(ClientIp::of(&parts.extensions))
     }
 }
 
@@ -399,32 +466,28 @@ impl MakeRequestId for Counter {
 /// A request slower than this is logged at WARN, whatever its status.
 const SLOW_REQUEST: Duration = Duration::from_secs(1);
 
-/// The request log line, in the request's span (request id, method, path): DEBUG for a
-/// request that succeeded, INFO for a client or server error (a server error also gets the
-/// trace layer's WARN), WARN for one slower than [`SLOW_REQUEST`]. An INFO line for every
-/// request cost ~4% of the server's CPU under load (BENCHMARKS.md, issue 8).
-fn log_response<B>(response: &axum::http::Response<B>, latency: Duration, _: &tracing::Span) {
-    let status = response.status().as_u16();
-    let latency_ms = latency.as_secs_f64() * 1000.0;
-    if latency >= SLOW_REQUEST {
-        tracing::warn!(status, latency_ms, "slow request");
-    } else if status >= 400 {
-        tracing::info!(status, latency_ms, "finished processing request");
-    } else {
-        tracing::debug!(status, latency_ms, "finished processing request");
-    }
-}
+/// The most bytes of a client-chosen value (the path, the method) a log line carries.
+const MAX_LOGGED: usize = 200;
 
 /// The whole application: routes, state and middleware. Tests drive it with `oneshot`.
+///
+/// From the outside in: the per-IP rate limit (a refused request is counted in one
+/// series and neither logged nor measured further, so a flood costs little), the request
+/// id and the tracing span, [`observe`] (metrics with bounded labels, and the request log
+/// line within the client's log budget), the body limits, the in-flight limit (not for
+/// `/healthz`) and the request timeout.
 pub fn app(state: AppState) -> Router {
     let (router, _) = routes();
     let timeout = Duration::from_millis(state.settings.request_timeout_ms);
-    let in_flight = state.settings.max_in_flight_requests;
+    // One semaphore for the whole server: `Router::layer` builds a layer per route, so a
+    // plain concurrency limit would count each route on its own.
+    let in_flight = Arc::new(Semaphore::new(state.settings.max_in_flight_requests));
     router
         // The web app's files and pages; `/api/…` paths no route matched are `not_found`.
         .fallback(crate::web::serve)
         .layer(
             ServiceBuilder::new()
+                .layer(middleware::from_fn_with_state(state.clone(), limit_ip))
                 .layer(SetRequestIdLayer::x_request_id(Counter::default()))
                 .layer(TraceLayer::new_for_http().make_span_with(|req: &axum::http::Request<_>| {
                     let id = req
@@ -433,15 +496,18 @@ pub fn app(state: AppState) -> Router {
                         .and_then(|v| v.to_str().ok())
                         .unwrap_or("-")
                         .to_owned();
-                    tracing::info_span!("request", request_id = %id, method = %req.method(), path = %req.uri().path())
+                    let method = crate::bounds::truncated(req.method().as_str(), MAX_LOGGED);
+                    let path = crate::bounds::truncated(req.uri().path(), MAX_LOGGED);
+                    tracing::info_span!("request", request_id = %id, method = %method, path = %path)
                 })
-                .on_response(log_response)
-                .on_failure(tower_http::trace::DefaultOnFailure::new().level(tracing::Level::WARN)))
+                // [`observe`] logs the answer, within the client's budget.
+                .on_response(())
+                .on_failure(()))
                 .layer(PropagateRequestIdLayer::x_request_id())
-                .layer(middleware::from_fn(record_metrics))
-                .layer(middleware::from_fn_with_state(state.clone(), limit_ip))
+                .layer(middleware::from_fn_with_state(state.clone(), observe))
                 .layer(middleware::from_fn_with_state(state.clone(), declared_length))
                 .layer(middleware::from_fn(json_errors))
+                .layer(middleware::from_fn_with_state(in_flight, limit_in_flight))
                 .layer(axum::error_handling::HandleErrorLayer::new(|e: tower::BoxError| async move {
                     if e.is::<tower::timeout::error::Elapsed>() {
                         ApiError::new(Api::Timeout)
@@ -449,16 +515,11 @@ pub fn app(state: AppState) -> Router {
                         ApiError::new(Api::TooManyConnections).retry_after(1)
                     }
                 }))
-                .load_shed()
-                // One semaphore for the whole server: `Router::layer` builds a layer per
-                // route, so a plain concurrency limit would count each route on its own.
-                .layer(tower::limit::GlobalConcurrencyLimitLayer::new(in_flight))
                 .timeout(timeout),
         )
         .layer(DefaultBodyLimit::max(state.settings.max_body_bytes))
         .with_state(state)
 }
-
 /// Gives axum's own refusals the API's error shape: a path or query parameter that does not
 /// parse and a WebSocket upgrade without its headers come as plain text, a method the path
 /// does not take (405) with an empty body. The status (and an `Allow` header) are kept.
@@ -512,28 +573,89 @@ async fn declared_length(State(state): State<AppState>, request: Request, next: 
     next.run(request).await
 }
 
-async fn limit_ip(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let ip = request
-        .extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map_or(IpAddr::from([127, 0, 0, 1]), |c| c.0.ip());
-    if let Err(not_until) = state.limits.per_ip.check_key(&ip) {
+/// The per-IP rate limit, first of all: the client is named here ([`ClientIp`], kept in the
+/// request's extensions for every later check), and a refused request costs one counter.
+async fn limit_ip(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+    let client = ClientIp::of(request.extensions());
+    if let Err(not_until) = state.limits.per_ip.check_key(&client.0) {
+        metrics::counter!("triad_http_rate_limited_total").increment(1);
         return rate_limited(not_until.wait_time_from(state.limits.clock.now())).into_response();
     }
+    request.extensions_mut().insert(client);
     next.run(request).await
 }
 
-async fn record_metrics(request: Request, next: Next) -> Response {
+/// Requests handled at once, refused past `--max-in-flight-requests` (`too_many_connections`,
+/// 503). `/healthz` is never refused, so that it still answers when the server is full.
+async fn limit_in_flight(
+    State(permits): State<Arc<Semaphore>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if request.uri().path() == "/healthz" {
+        return next.run(request).await;
+    }
+    let Ok(_permit) = permits.try_acquire() else {
+        return ApiError::new(Api::TooManyConnections)
+            .retry_after(1)
+            .into_response();
+    };
+    next.run(request).await
+}
+
+/// The method as a metrics label: one of the standard methods, else `other` (a client
+/// may send any token as a method; each would be a new series).
+fn method_label(method: &axum::http::Method) -> &'static str {
+    use axum::http::Method as M;
+    match *method {
+        M::GET => "GET",
+        M::HEAD => "HEAD",
+        M::POST => "POST",
+        M::PUT => "PUT",
+        M::DELETE => "DELETE",
+        M::PATCH => "PATCH",
+        M::OPTIONS => "OPTIONS",
+        M::CONNECT => "CONNECT",
+        M::TRACE => "TRACE",
+        _ => "other",
+    }
+}
+
+/// Metrics and the request log line of a request that passed the rate limit.
+///
+/// Every label comes from a closed set: the route is the matched route's template (or
+/// `unmatched`, whatever the path), the method one of the standard ones or `other`, the
+/// status the one the server chose. The log line (in the request's span: request id,
+/// method, path, each cut to [`MAX_LOGGED`] bytes) is DEBUG for a request that succeeded,
+/// INFO for a client or server error, WARN for one slower than [`SLOW_REQUEST`]; the INFO
+/// and WARN lines count against the client's log budget (`--log-lines-per-ip`), and those
+/// past it are summed up once a minute. An INFO line for every request cost ~4% of the
+/// server's CPU under load (BENCHMARKS.md, issue 8).
+async fn observe(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let route = request
         .extensions()
         .get::<MatchedPath>()
         .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
-    let method = request.method().to_string();
+    let method = method_label(request.method());
+    let client = ClientIp::of(request.extensions());
     let started = Instant::now();
     let response = next.run(request).await;
-    let status = response.status().as_u16().to_string();
-    metrics::counter!("triad_http_requests_total", "route" => route.clone(), "method" => method, "status" => status).increment(1);
+    let latency = started.elapsed();
+    let status = response.status().as_u16();
+    metrics::counter!("triad_http_requests_total", "route" => route.clone(), "method" => method, "status" => status.to_string()).increment(1);
     metrics::histogram!("triad_http_request_seconds", "route" => route)
-        .record(started.elapsed().as_secs_f64());
+        .record(latency.as_secs_f64());
+    let latency_ms = latency.as_secs_f64() * 1000.0;
+    if latency < SLOW_REQUEST && status < 400 {
+        tracing::debug!(status, latency_ms, "finished processing request");
+    } else if state.limits.log_lines.allow(client.0) {
+        if latency >= SLOW_REQUEST {
+            tracing::warn!(status, latency_ms, "slow request");
+        } else if status >= 500 {
+            tracing::warn!(status, latency_ms, "finished processing request");
+        } else {
+            tracing::info!(status, latency_ms, "finished processing request");
+        }
+    }
     response
 }

@@ -5,7 +5,13 @@
 //! - `{"type":"subscribe","topic":"match:7" | "inbox" | "lobby","since":<seq>}`: the server
 //!   first sends every event of the topic after `since` from the log, then live ones, with
 //!   no gap and no duplicate, then `{"type":"subscribed","topic":…,"seq":…,"now_ms":…}` once
-//!   caught up (`now_ms` is the server's clock, for showing deadlines);
+//!   caught up (`now_ms` is the server's clock, for showing deadlines). One `subscribe`
+//!   replays at most [`CATCH_UP_PAGE`] events: a longer catch-up ends with
+//!   `{"type":"more","topic":…,"seq":…}` instead, and the client subscribes again with
+//!   `since` = that `seq` (live frames start with the last page). The events replayed count
+//!   against the IP address's budget (`--replay-events-per-ip`): past it the answer is
+//!   `{"type":"error","code":207,"topic":…,"seq":…,"retry_after_s":…}`, and the client
+//!   subscribes again from `seq` after that many seconds;
 //! - `{"type":"subscribe","topic":"apps","since":<id>}`: the agents' inbox (seed 4's app
 //!   messages): every message after the cursor `since`, then live ones, each as
 //!   `{"type":"app_message","topic":"apps:0x…","seq":<id>,"message":{…}}`;
@@ -22,12 +28,16 @@
 //! `authed`, `ack`, `pong`, and errors as
 //! `{"type":"error","code":…,"error":…,"message":…}` (with `ref` when answering a move).
 //!
+//! One IP address may have `--max-websockets-per-ip` sockets open at once; the next upgrade
+//! is refused with `too_many_open` (429, code 219) and `Retry-After`.
+//!
 //! A connection whose queue fills (a slow reader) is closed with code 4000; it reconnects
 //! and resubscribes with its last `seq`. On shutdown every socket gets a close frame (1001).
 
-use std::{collections::HashMap, num::NonZeroU32, time::Duration};
+use std::{collections::HashMap, net::IpAddr, num::NonZeroU32, time::Duration};
 
 use axum::{
+    Extension,
     extract::{
         Query, State, WebSocketUpgrade,
         ws::{CloseFrame, Message, Utf8Bytes, WebSocket},
@@ -42,11 +52,14 @@ use triad_engine::{Address, Command, MatchId};
 use triad_rules::Mark;
 
 use super::{
-    AppState,
+    AppState, ClientIp,
     error::{Api, ApiError},
 };
 
-use crate::hub::{Frame, frame_text};
+use crate::{
+    hub::{Frame, frame_text},
+    listen::ConnectionSlot,
+};
 
 /// The upgrade request's query.
 #[derive(Debug, Deserialize)]
@@ -104,6 +117,16 @@ struct Subscribed<'a> {
     now_ms: u64,
 }
 
+/// A catch-up that stopped after a page: subscribe again from `seq` for the rest.
+#[derive(Serialize)]
+struct More<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    topic: &'a str,
+    /// The last event delivered: the `since` of the next `subscribe`.
+    seq: u64,
+}
+
 /// What became of a client message.
 enum Outcome {
     /// Handled; the socket stays open.
@@ -120,9 +143,13 @@ const MAX_REF: usize = 128;
 /// Upgrades to the realtime WebSocket.
 #[utoipa::path(get, path = "/api/ws", tag = "realtime",
     params(("token" = Option<String>, Query, description = "A login token (or send an auth message)")),
-    responses((status = 101, description = "Switching to the WebSocket protocol"), (status = "4XX", body = super::error::ErrorBody)))]
+    responses((status = 101, description = "Switching to the WebSocket protocol"),
+        (status = 429, body = super::error::ErrorBody, description = "too_many_open (219): this IP address has --max-websockets-per-ip WebSockets open; with Retry-After"),
+        (status = "4XX", body = super::error::ErrorBody)))]
 pub async fn upgrade(
     State(state): State<AppState>,
+    ClientIp(client): ClientIp,
+    connection_slot: Option<Extension<ConnectionSlot>>,
     Query(query): Query<WsQuery>,
     headers: HeaderMap,
     ws: WebSocketUpgrade,
@@ -130,10 +157,10 @@ pub async fn upgrade(
     if state.hub.is_closing() {
         return ApiError::new(Api::ShuttingDown).into_response();
     }
-    let Ok(permit) = state.ws_permits.clone().try_acquire_owned() else {
-        return ApiError::new(Api::TooManyConnections)
-            .retry_after(5)
-            .into_response();
+    // At most `--max-websockets-per-ip` from one address, `--max-websockets` in all.
+    let permit = match state.websockets.take(client) {
+        Ok(permit) => (permit, connection_slot),
+        Err(why) => return state.websockets.refusal(why).into_response(),
     };
     let token = query
         .token
@@ -152,7 +179,8 @@ pub async fn upgrade(
         // frames here are small (at most `max`), and the buffer grows when one is larger.
         .read_buffer_size(WS_READ_BUFFER)
         .on_upgrade(move |socket| async move {
-            connection(socket, state, session).await;
+            connection(socket, state, session, client).await;
+            // The WebSocket's share, and its connection's slot, go back only now.
             drop(permit);
         })
 }
@@ -200,18 +228,16 @@ async fn feed_queued(
 }
 
 /// Whether `frame` is newer than what its topic already delivered (the catch-up from the
-/// log and the live queue overlap); records it if so.
+/// log and the live queue overlap); records it if so. A frame of a topic the socket does
+/// not follow (unsubscribed, or whose catch-up paused after a page) is dropped: the
+/// client gets it from the log when it subscribes again.
 fn fresh(delivered: &mut HashMap<String, u64>, frame: &Frame) -> bool {
     match delivered.get_mut(&*frame.topic) {
-        Some(seen) if frame.seq <= *seen => false,
-        Some(seen) => {
+        Some(seen) if frame.seq > *seen => {
             *seen = frame.seq;
             true
         }
-        None => {
-            delivered.insert(frame.topic.to_string(), frame.seq);
-            true
-        }
+        _ => false,
     }
 }
 
@@ -245,7 +271,7 @@ async fn drain(socket: &mut WebSocket) {
 /// ([`auth::token_hash`](super::auth::token_hash)), checked again at every move.
 type Session = Option<(Address, String)>;
 
-async fn connection(mut socket: WebSocket, state: AppState, mut session: Session) {
+async fn connection(mut socket: WebSocket, state: AppState, mut session: Session, client: IpAddr) {
     let mut registration = state.hub.register(state.settings.ws_send_queue);
     let id = registration.id;
     // The highest sequence number delivered per topic, to drop duplicates between the
@@ -325,7 +351,7 @@ async fn connection(mut socket: WebSocket, state: AppState, mut session: Session
                     Some(Ok(Message::Close(_))) | None => break,
                     Some(Ok(_)) => continue,
                 };
-                let reply = handle(&state, &mut socket, &mut session, id, &mut delivered, &text).await;
+                let reply = handle(&state, &mut socket, &mut session, (id, client), &mut delivered, &text).await;
                 match reply {
                     Ok(Outcome::Open) => {}
                     Ok(Outcome::Gone) => break,
@@ -359,7 +385,7 @@ async fn handle(
     state: &AppState,
     socket: &mut WebSocket,
     session: &mut Session,
-    id: u64,
+    (id, client): (u64, IpAddr),
     delivered: &mut HashMap<String, u64>,
     text: &str,
 ) -> Result<Outcome, ApiError> {
@@ -413,51 +439,108 @@ async fn handle(
         }
         ClientMessage::Subscribe { topic, since } => {
             let topic = resolve_topic(&topic, address)?;
-            // Subscribe first, then read the log: live frames that arrive meanwhile wait in
-            // the queue and are dropped as duplicates if the log already had them.
-            state.hub.subscribe(id, &topic);
-            let mut last = since.max(delivered.get(&topic).copied().unwrap_or(0));
-            loop {
-                // `apps:<address>` is the agents' inbox, numbered by message, not by event.
-                let page: Vec<(u64, String)> = match crate::apps::topic_owner(&topic) {
-                    Some(owner) => crate::apps::frames(state, owner, last, 500).await?,
-                    None => state
-                        .store
-                        .topic_events(&topic, last, 500)
-                        .await?
-                        .into_iter()
-                        .map(|row| (row.seq, frame_text(&topic, &row.body)))
-                        .collect(),
-                };
-                let full = page.len() == 500;
-                for (seq, text) in page {
-                    last = seq;
-                    if socket
-                        .feed(Message::Text(Utf8Bytes::from(text)))
-                        .await
-                        .is_err()
-                    {
-                        return Ok(Outcome::Gone);
-                    }
-                }
-                if !full {
-                    break;
-                }
-            }
-            delivered.insert(topic.clone(), last);
-            // The server's time, so a client can show deadlines by the server's clock.
-            let now_ms = state.core.clock().now_ms();
-            let reply = Subscribed {
-                kind: "subscribed",
-                topic: &topic,
-                seq: last,
-                now_ms,
-            };
-            let reply = serde_json::to_string(&reply).unwrap_or_default();
-            // The catch-up and this answer go out in one write.
-            Ok(sent(send(socket, Utf8Bytes::from(reply)).await))
+            subscribe(state, socket, (id, client), delivered, topic, since).await
         }
     }
+}
+
+/// The most events one `subscribe` replays from the log. A longer catch-up ends with
+/// `{"type":"more","topic":…,"seq":…}` instead of `subscribed`: the client subscribes
+/// again with that `seq` as `since` for the next page.
+pub const CATCH_UP_PAGE: u32 = 256;
+
+/// What a match topic's catch-up costs of the replay budget: about one game's events.
+const MATCH_CATCH_UP_COST: u32 = 32;
+
+/// The catch-up of a `subscribe` after `since`, at most one [page](CATCH_UP_PAGE), then
+/// `subscribed` (and live frames from then on) or, with more to come, `more`. The events
+/// replayed count against the client's budget (`--replay-events-per-ip`); a catch-up over
+/// it is refused with `rate_limited` and `retry_after_s`, naming the topic and the `seq` to
+/// subscribe from again.
+async fn subscribe(
+    state: &AppState,
+    socket: &mut WebSocket,
+    (id, client): (u64, IpAddr),
+    delivered: &mut HashMap<String, u64>,
+    topic: String,
+    since: u64,
+) -> Result<Outcome, ApiError> {
+    let last = since.max(delivered.get(&topic).copied().unwrap_or(0));
+    // A page costs the client's budget up front, before the database is read: a whole
+    // page for a topic that may be long, less for a match (one game's events).
+    let cost = if topic.starts_with("match:") {
+        MATCH_CATCH_UP_COST
+    } else {
+        CATCH_UP_PAGE
+    };
+    if let Err(e) = state.limits.check_replay(client, cost) {
+        let body = serde_json::json!({
+            "type": "error", "topic": topic, "seq": last, "code": e.body.code,
+            "error": e.body.error, "message": e.body.message, "retry_after_s": e.retry_after_s,
+        });
+        return Ok(Outcome::Reply(Utf8Bytes::from(body.to_string())));
+    }
+    // Subscribe first, then read the log: live frames that arrive meanwhile wait in the
+    // queue and are dropped as duplicates if the log already had them.
+    state.hub.subscribe(id, &topic);
+    // `apps:<address>` is the agents' inbox, numbered by message, not by event.
+    let page: Result<Vec<(u64, String)>, ApiError> = match crate::apps::topic_owner(&topic) {
+        Some(owner) => crate::apps::frames(state, owner, last, CATCH_UP_PAGE).await,
+        None => state
+            .store
+            .topic_events(&topic, last, CATCH_UP_PAGE)
+            .await
+            .map(|rows| {
+                rows.into_iter()
+                    .map(|row| (row.seq, frame_text(&topic, &row.body)))
+                    .collect()
+            })
+            .map_err(ApiError::from),
+    };
+    let page = page.inspect_err(|_| {
+        // Not followed without its catch-up: the client subscribes again.
+        state.hub.unsubscribe(id, &topic);
+        delivered.remove(&topic);
+    })?;
+    let more = page.len() >= CATCH_UP_PAGE as usize;
+    let mut last = last;
+    for (seq, text) in page {
+        last = seq;
+        if socket
+            .feed(Message::Text(Utf8Bytes::from(text)))
+            .await
+            .is_err()
+        {
+            return Ok(Outcome::Gone);
+        }
+    }
+    let reply = if more {
+        // Not following the topic until its catch-up is done: frames queued meanwhile are
+        // dropped (`fresh`), and the next page reads them from the log.
+        state.hub.unsubscribe(id, &topic);
+        delivered.remove(&topic);
+        serde_json::to_string(&More {
+            kind: "more",
+            topic: &topic,
+            seq: last,
+        })
+    } else {
+        delivered.insert(topic.clone(), last);
+        serde_json::to_string(&Subscribed {
+            kind: "subscribed",
+            topic: &topic,
+            seq: last,
+            // The server's time, so a client can show deadlines by the server's clock.
+            now_ms: state.core.clock().now_ms(),
+        })
+    };
+    // The catch-up and this answer go out in one write.
+    let reply = reply.unwrap_or_default();
+    Ok(if send(socket, Utf8Bytes::from(reply)).await {
+        Outcome::Open
+    } else {
+        Outcome::Gone
+    })
 }
 
 /// A move sent on the socket: the session is checked again (a logout ends it), the

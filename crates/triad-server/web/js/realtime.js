@@ -11,6 +11,11 @@
  * each event once, in order, flagged `live: false` while catching up, and then `onSynced`
  * with `missed: true` when anything arrived during the catch-up, so a view can refetch
  * once rather than per event.
+ *
+ * The server replays at most a page of a topic's history per `subscribe`: a longer
+ * catch-up ends with `more` (subscribe again from its `seq`), and one over the address's
+ * replay budget with an `error` naming the topic and `retry_after_s` (subscribe again
+ * then). Both are followed here, so a view still hears every event, then `onSynced`.
  * @module
  */
 
@@ -180,8 +185,22 @@ export class Realtime {
       const missed = entry.missed;
       entry.missed = false;
       for (const handler of [...entry.handlers]) handler.onSynced?.({ seq: entry.lastSeq, missed });
+    } else if (data.type === 'more') {
+      // The catch-up stopped after a page: ask for the next one, from where it stopped.
+      const topic = localTopic(data.topic);
+      const entry = this.topics.get(topic);
+      if (entry) this.sendSubscribe(topic, entry);
     } else if (data.type === 'error') {
       if (data.code === 202 || data.code === 203) for (const fn of this.authListeners) fn(data.code);
+      else if (typeof data.topic === 'string' && typeof data.retry_after_s === 'number') {
+        // A catch-up refused for now (the replay budget): subscribe again when told.
+        const topic = localTopic(data.topic);
+        const ws = this.ws;
+        window.setTimeout(() => {
+          const entry = this.topics.get(topic);
+          if (entry && this.ws === ws) this.sendSubscribe(topic, entry);
+        }, data.retry_after_s * 1000);
+      }
     }
   }
 

@@ -510,19 +510,35 @@ async fn next_frame(ws: &mut Ws) -> Result<Value, Failure> {
     }
 }
 
-/// Subscribes to `topic` after event `since` and reads until `subscribed`.
+/// Subscribes to `topic` after event `since` and reads until `subscribed`, following the
+/// server's pages (`more`: subscribe again from its `seq`) and its replay budget (an
+/// `error` with `retry_after_s`: subscribe again after it).
 async fn subscribe(ws: &mut Ws, topic: &str, since: u64) -> Result<(), Failure> {
-    let message = json!({ "type": "subscribe", "topic": topic, "since": since }).to_string();
-    ws.send(Message::text(message))
-        .await
-        .map_err(fail("ws_send"))?;
+    let mut since = since;
     loop {
-        let frame = next_frame(ws).await?;
-        match frame["type"].as_str() {
-            // The reply names the resolved topic (`inbox:0x…`); subscriptions are one at a time.
-            Some("subscribed") => return Ok(()),
-            Some("error") => return Err(fail("ws_error")(frame)),
-            _ => {}
+        let message = json!({ "type": "subscribe", "topic": topic, "since": since }).to_string();
+        ws.send(Message::text(message))
+            .await
+            .map_err(fail("ws_send"))?;
+        loop {
+            let frame = next_frame(ws).await?;
+            match frame["type"].as_str() {
+                // The reply names the resolved topic (`inbox:0x…`); subscriptions are one at a time.
+                Some("subscribed") => return Ok(()),
+                Some("more") => {
+                    since = frame["seq"].as_u64().unwrap_or(since);
+                    break;
+                }
+                Some("error") => match frame["retry_after_s"].as_u64() {
+                    Some(wait) if frame["topic"].is_string() => {
+                        since = frame["seq"].as_u64().unwrap_or(since);
+                        tokio::time::sleep(Duration::from_secs(wait)).await;
+                        break;
+                    }
+                    _ => return Err(fail("ws_error")(frame)),
+                },
+                _ => {}
+            }
         }
     }
 }

@@ -202,8 +202,9 @@ impl Client {
     /// Whether an error may pass if the same request is sent again.
     fn passing(error: &anyhow::Error) -> bool {
         match error.downcast_ref::<Refused>() {
-            // rate limited, storage unavailable, shutting down, busy, timed out, disk full
-            Some(r) => matches!(r.code, 207 | 209 | 212 | 213 | 214 | 218),
+            // rate limited, storage unavailable, shutting down, busy, timed out, disk full,
+            // too many open from this address
+            Some(r) => matches!(r.code, 207 | 209 | 212 | 213 | 214 | 218 | 219),
             None => true,
         }
     }

@@ -56,10 +56,23 @@ pub(crate) fn serve_command_on(dir: &Path, db: &Path, owner: &str, extra: &[Stri
     if !extra.iter().any(|a| a == "--database") {
         cmd.arg("--database").arg(db);
     }
-    cmd.args(["--dev-clock", "true"])
-        .args(["--rate-per-ip", "1000000", "--rate-per-address", "1000000"])
-        .args(["--rate-burst", "1000000"])
-        .args(extra)
+    cmd.args(["--dev-clock", "true"]);
+    // Limits high enough for many clients on one address, unless the test sets its own.
+    for (flag, value) in [
+        ("--rate-per-ip", "1000000"),
+        ("--rate-per-address", "1000000"),
+        ("--rate-burst", "1000000"),
+        ("--max-websockets-per-ip", "100000"),
+        ("--max-connections-per-ip", "100000"),
+        ("--max-long-polls-per-ip", "100000"),
+        ("--replay-events-per-ip", "1000000000"),
+        ("--log-lines-per-ip", "1000000"),
+    ] {
+        if !extra.iter().any(|a| a == flag) {
+            cmd.args([flag, value]);
+        }
+    }
+    cmd.args(extra)
         .env("TRIAD_LOG", "info,sqlx=warn")
         // No key file of the person running the tests may become the owner.
         .env("TRIAD_KEY_FILE", dir.join("no-such-key.json"))
@@ -110,6 +123,8 @@ pub(crate) struct Server {
     owner: String,
     extra: Vec<String>,
     env: Vec<(String, String)>,
+    /// A command the server runs under (`prlimit --nofile=…`, say), if any.
+    wrapper: Vec<String>,
     child: Option<Child>,
     runs: u32,
     /// The HTTP API of the current process.
@@ -149,6 +164,30 @@ impl Server {
                 .iter()
                 .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
                 .collect(),
+            wrapper: Vec::new(),
+            child: None,
+            runs: 0,
+            api: Api::new(String::new()),
+        };
+        server.spawn().await;
+        server
+    }
+
+    /// Starts a server on a new database in `dir`, run by `wrapper` (a command and its
+    /// arguments, given the server's command line after them: `prlimit --nofile=200`).
+    pub(crate) async fn start_under(
+        dir: &Path,
+        owner: &str,
+        extra: &[&str],
+        wrapper: &[&str],
+    ) -> Server {
+        let mut server = Server {
+            dir: dir.to_owned(),
+            db: dir.join("triad.db"),
+            owner: owner.to_owned(),
+            extra: extra.iter().map(|s| (*s).to_owned()).collect(),
+            env: Vec::new(),
+            wrapper: wrapper.iter().map(|s| (*s).to_owned()).collect(),
             child: None,
             runs: 0,
             api: Api::new(String::new()),
@@ -174,6 +213,21 @@ impl Server {
         let log = std::fs::File::create(&log_path).expect("a log file");
         let mut cmd = serve_command_on(&self.dir, &self.db, &self.owner, &self.extra);
         cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
+        if let Some((program, args)) = self.wrapper.split_first() {
+            let mut wrapped = Command::new(program);
+            wrapped
+                .args(args)
+                .arg(cmd.get_program())
+                .args(cmd.get_args());
+            for (name, value) in cmd.get_envs() {
+                match value {
+                    Some(value) => wrapped.env(name, value),
+                    None => wrapped.env_remove(name),
+                };
+            }
+            wrapped.stdin(Stdio::null());
+            cmd = wrapped;
+        }
         let mut child = cmd
             .stdout(Stdio::piped())
             .stderr(log)
@@ -793,19 +847,27 @@ impl Ws {
     }
 
     /// Subscribes to `topic` after `since`: returns the catch-up events from the log and
-    /// the `seq` of the `subscribed` message.
+    /// the `seq` of the `subscribed` message. A catch-up in pages (`more`) is followed
+    /// to its end, as clients do.
     pub(crate) async fn subscribe(&mut self, topic: &str, since: u64) -> (Vec<Value>, u64) {
-        self.send(json!({ "type": "subscribe", "topic": topic, "since": since }))
-            .await;
         let mut events = Vec::new();
+        let mut since = since;
         loop {
-            let frame = self.next_json().await;
-            match frame["type"].as_str() {
-                Some("event") => events.push(frame["event"].clone()),
-                Some("subscribed") => {
-                    return (events, frame["seq"].as_u64().expect("a seq"));
+            self.send(json!({ "type": "subscribe", "topic": topic, "since": since }))
+                .await;
+            loop {
+                let frame = self.next_json().await;
+                match frame["type"].as_str() {
+                    Some("event") => events.push(frame["event"].clone()),
+                    Some("subscribed") => {
+                        return (events, frame["seq"].as_u64().expect("a seq"));
+                    }
+                    Some("more") => {
+                        since = frame["seq"].as_u64().expect("a seq");
+                        break;
+                    }
+                    _ => panic!("unexpected message while subscribing: {frame}"),
                 }
-                _ => panic!("unexpected message while subscribing: {frame}"),
             }
         }
     }
