@@ -1366,8 +1366,8 @@ fn the_owner_collects_even_when_the_ledger_is_nearly_full() {
     t.play_ttt(id, &[0, 3, 1, 4, 2]);
     t.assert_reserve(tenths(2));
     // Fill the ledger to its limit.
-    t.fund(CAROL, u64::MAX - 2 * ETHER);
-    assert_eq!(t.engine.ledger().total_held(), u128::from(u64::MAX));
+    t.fund(CAROL, u128::MAX - 2 * ETHER);
+    assert_eq!(t.engine.ledger().total_held(), u128::MAX);
     t.expect_err(
         OWNER,
         Command::Deposit {
