@@ -3,3 +3,6 @@
 //! binary over real sockets, and each failed on the code before its fix.
 
 mod support;
+
+#[path = "hardening/exactness.rs"]
+mod exactness;
