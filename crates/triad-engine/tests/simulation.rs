@@ -199,12 +199,8 @@ impl Model {
                     match_id,
                     transfer: t,
                 } => match (t.from, t.to) {
-                    (Account::Outside, Account::Player(_)) => {
-                        self.deposited += u128::from(t.amount)
-                    }
-                    (Account::Player(_), Account::Outside) => {
-                        self.withdrawn += u128::from(t.amount)
-                    }
+                    (Account::Outside, Account::Player(_)) => self.deposited += t.amount,
+                    (Account::Player(_), Account::Outside) => self.withdrawn += t.amount,
                     (Account::Player(p), Account::Escrow(m)) => {
                         let mm = self.matches.get_mut(&m).ok_or("stake into unknown match")?;
                         if mm.ended || t.amount != mm.stake || match_id != Some(m) {
