@@ -646,3 +646,114 @@ async fn json_that_is_not_an_object_is_refused_on_every_object_endpoint() {
     ws.send(json!({"type": "ping"})).await;
     assert_eq!(ws.next_json().await["type"], "pong");
 }
+
+/// Rewrites every `amount` and `stake` string in `v` as a JSON number: a log as the server
+/// wrote it before amounts were strings.
+fn amounts_as_numbers(v: &mut Value) -> usize {
+    match v {
+        Value::Object(map) => map
+            .iter_mut()
+            .map(|(key, value)| match value {
+                Value::String(s) if key == "amount" || key == "stake" => {
+                    *value = json!(s.parse::<u64>().expect("an old amount fits in u64"));
+                    1
+                }
+                _ => amounts_as_numbers(value),
+            })
+            .sum(),
+        Value::Array(items) => items.iter_mut().map(amounts_as_numbers).sum(),
+        _ => 0,
+    }
+}
+
+/// A database written before amounts were strings (its events and match rows hold them as
+/// JSON numbers, rewritten so here by hand) is replayed on start to the same balances,
+/// and served with every amount as a string.
+#[tokio::test]
+async fn a_log_with_numeric_amounts_replays_on_start_and_is_served_as_strings() {
+    use sqlx::{Connection as _, Row as _};
+    let dir = tempfile::tempdir().unwrap();
+    let owner_key = new_key();
+    let mut server = Server::start(dir.path(), &owner_key.address_string(), &[]).await;
+    let (alice_key, bob_key) = (new_key(), new_key());
+    let id = {
+        let api = &server.api;
+        let owner = api.login(&owner_key).await;
+        let alice = api.login(&alice_key).await;
+        let bob = api.login(&bob_key).await;
+        for p in [&alice, &bob] {
+            api.post(
+                "/api/ledger/deposit",
+                Some(&owner.token),
+                &json!({"to": p.address, "amount": (2 * ETHER).to_string()}),
+            )
+            .await
+            .ok();
+        }
+        let body = json!({"game": "tic-tac-toe", "stake": ETHER.to_string()});
+        let waiting = api.post("/api/queue", Some(&alice.token), &body).await.ok();
+        api.post("/api/queue", Some(&bob.token), &body).await.ok();
+        let id = waiting["match"]["id"].as_u64().expect("a match");
+        for n in 1..=5u8 {
+            let who = if n % 2 == 1 { &alice } else { &bob };
+            api.play(who, id, nth(&TTT_TOP_ROW, n)).await;
+        }
+        id
+    };
+    server.terminate().await;
+    let url = format!("sqlite://{}", server.db().display());
+    let mut db = sqlx::SqliteConnection::connect(&url).await.unwrap();
+    let mut rewritten = 0;
+    for (select, update) in [
+        (
+            "SELECT seq, body FROM events",
+            "UPDATE events SET body = $1 WHERE seq = $2",
+        ),
+        (
+            "SELECT id, body FROM matches",
+            "UPDATE matches SET body = $1 WHERE id = $2",
+        ),
+    ] {
+        for row in sqlx::query(select).fetch_all(&mut db).await.unwrap() {
+            let key: i64 = row.get(0);
+            let mut body: Value = serde_json::from_str(row.get::<&str, _>(1)).unwrap();
+            rewritten += amounts_as_numbers(&mut body);
+            sqlx::query(update)
+                .bind(body.to_string())
+                .bind(key)
+                .execute(&mut db)
+                .await
+                .unwrap();
+        }
+    }
+    db.close().await.unwrap();
+    // Two deposits, two stakes (and the queue's stakes), the payout, the reserve's share.
+    assert!(rewritten >= 8, "{rewritten} amounts rewritten");
+
+    server.restart().await;
+    let api = &server.api;
+    let mut seen = Seen::default();
+    let owner = api.login(&owner_key).await;
+    let alice = api.login(&alice_key).await;
+    let bob = api.login(&bob_key).await;
+    let me_a = get(api, &mut seen, "/api/me", Some(&alice)).await;
+    let me_b = get(api, &mut seen, "/api/me", Some(&bob)).await;
+    assert_eq!(balance_of(&me_a), 2 * ETHER - ETHER + ETHER / 10 * 18);
+    assert_eq!(balance_of(&me_b), ETHER);
+    let reserve = get(api, &mut seen, "/api/ledger/reserve", Some(&owner)).await;
+    assert_eq!(exact(&reserve["reserve"]), ETHER / 10 * 2);
+    let m = get(api, &mut seen, &format!("/api/matches/{id}"), None).await;
+    assert_eq!(exact(&m["stake"]), ETHER);
+    get(
+        api,
+        &mut seen,
+        &format!("/api/matches/{id}/events?limit=1000"),
+        None,
+    )
+    .await;
+    get(api, &mut seen, "/api/ledger", Some(&alice)).await;
+    let mut ws = Ws::connect(api, &bob.token).await;
+    subscribe(&mut ws, &mut seen, &format!("match:{id}")).await;
+    subscribe(&mut ws, &mut seen, "inbox").await;
+    seen.check();
+}
