@@ -41,7 +41,8 @@ pub enum Command {
         /// Which game.
         game: GameKind,
         /// Each player's stake in minor units (0 for free play).
-        stake: u64,
+        #[serde(with = "crate::amount::text")]
+        stake: u128,
         /// Who moves first.
         first: StartChoice,
     },
@@ -60,7 +61,8 @@ pub enum Command {
         /// Which game.
         game: GameKind,
         /// The stake in minor units (0 for free play).
-        stake: u64,
+        #[serde(with = "crate::amount::text")]
+        stake: u128,
     },
     /// Leave the queue or withdraw an unanswered challenge (seed 3's `cancel()`). With a
     /// stake this is allowed only after `wait_cancel_ms`, and refunds the stake.
@@ -118,12 +120,14 @@ pub enum Command {
         /// Who receives it.
         to: Address,
         /// How much, in minor units.
-        amount: u64,
+        #[serde(with = "crate::amount::text")]
+        amount: u128,
     },
     /// A player takes money out.
     Withdraw {
         /// How much, in minor units.
-        amount: u64,
+        #[serde(with = "crate::amount::text")]
+        amount: u128,
     },
     /// The owner collects the whole house reserve (seed 3's `collectProfit()`).
     CollectReserve,

@@ -52,11 +52,13 @@ impl Default for PayoutRules {
     }
 }
 
-/// `amount * bps / 10_000`, rounded down (the remainder goes to the reserve).
+/// `amount * bps / 10_000`, rounded down (the remainder goes to the reserve). The quotient
+/// and the remainder by 10,000 are scaled apart, so no `u128` amount overflows; the share
+/// is at most the amount when `bps <= 10_000`.
 #[must_use]
-pub fn share(amount: u64, bps: Bps) -> u64 {
-    let v = u128::from(amount) * u128::from(bps) / 10_000;
-    u64::try_from(v).expect("a share of an amount is at most the amount")
+pub fn share(amount: u128, bps: Bps) -> u128 {
+    let bps = u128::from(bps);
+    (amount / 10_000) * bps + (amount % 10_000) * bps / 10_000
 }
 
 /// Who starts a rematch.
@@ -90,7 +92,8 @@ pub struct Config {
     /// Who starts a rematch.
     pub rematch_start: RematchStart,
     /// The largest stake a match may have.
-    pub max_stake: u64,
+    #[serde(with = "crate::amount::text")]
+    pub max_stake: u128,
     /// How long an idempotency key is remembered.
     pub idempotency_window_ms: u64,
     /// How long a finished match stays in memory (for rematches and queries) before only

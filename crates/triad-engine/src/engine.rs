@@ -149,7 +149,7 @@ pub struct Engine {
     /// are found without a scan of the live matches.
     challenges_to: BTreeSet<(Address, MatchId)>,
     active: BTreeMap<Address, MatchId>,
-    queue: BTreeMap<(GameKind, u64), VecDeque<MatchId>>,
+    queue: BTreeMap<(GameKind, u128), VecDeque<MatchId>>,
     ledger: Ledger,
     stats: BTreeMap<Address, PlayerStats>,
     idempotency: BTreeMap<(Address, IdempotencyKey), IdempotencyEntry>,
@@ -326,13 +326,13 @@ impl Engine {
 
     /// A player's spendable balance.
     #[must_use]
-    pub fn balance(&self, address: Address) -> u64 {
+    pub fn balance(&self, address: Address) -> u128 {
         self.ledger.balance(Account::Player(address))
     }
 
     /// The house reserve.
     #[must_use]
-    pub fn reserve(&self) -> u64 {
+    pub fn reserve(&self) -> u128 {
         self.ledger.balance(Account::Reserve)
     }
 
@@ -372,7 +372,7 @@ impl Engine {
 
     /// How many players wait in the queue for a game and stake.
     #[must_use]
-    pub fn queue_len(&self, game: GameKind, stake: u64) -> usize {
+    pub fn queue_len(&self, game: GameKind, stake: u128) -> usize {
         self.queue.get(&(game, stake)).map_or(0, VecDeque::len)
     }
 
@@ -439,14 +439,15 @@ impl Engine {
                 }
             }
             let staked = match m.seats {
-                Some(seats) => seats.iter().filter(|s| s.address().is_some()).count() as u64,
+                Some(seats) => seats.iter().filter(|s| s.address().is_some()).count() as u128,
                 None => 1,
             };
             let escrow = self.ledger.balance(Account::Escrow(id));
-            if escrow != m.stake * staked {
+            let stakes = m.stake.checked_mul(staked);
+            if stakes != Some(escrow) {
                 return Err(format!(
-                    "match {id} escrows {escrow}, its stakes are {}",
-                    m.stake * staked
+                    "match {id} escrows {escrow}, its stakes are {staked} x {}",
+                    m.stake
                 ));
             }
         }
@@ -626,7 +627,7 @@ impl Engine {
         }
     }
 
-    fn ensure_stake(&self, address: Address, stake: u64) -> Result<(), EngineError> {
+    fn ensure_stake(&self, address: Address, stake: u128) -> Result<(), EngineError> {
         self.ensure_stake_after_refund(address, stake, 0)
     }
 
@@ -634,8 +635,8 @@ impl Engine {
     fn ensure_stake_after_refund(
         &self,
         address: Address,
-        stake: u64,
-        refund: u64,
+        stake: u128,
+        refund: u128,
     ) -> Result<(), EngineError> {
         if stake > self.config.max_stake {
             return Err(EngineError::StakeTooLarge {
@@ -654,7 +655,7 @@ impl Engine {
 
     /// The challenge `actor` issued to `opponent` that is still waiting for an answer, if
     /// `actor`'s active match is one, with the stake it holds in escrow.
-    fn crossed_challenge(&self, actor: Address, opponent: Address) -> Option<(MatchId, u64)> {
+    fn crossed_challenge(&self, actor: Address, opponent: Address) -> Option<(MatchId, u128)> {
         let &own = self.active.get(&actor)?;
         let m = self.matches.get(&own)?;
         let challenge = m.challenge?;
@@ -681,7 +682,7 @@ impl Engine {
         actor: Address,
         opponent: Address,
         game: GameKind,
-        stake: u64,
+        stake: u128,
         first: StartChoice,
         b: &mut Batch,
     ) -> Result<(), EngineError> {
@@ -788,7 +789,7 @@ impl Engine {
         &mut self,
         actor: Address,
         game: GameKind,
-        stake: u64,
+        stake: u128,
         b: &mut Batch,
     ) -> Result<(), EngineError> {
         self.ensure_free(actor)?;
@@ -1116,7 +1117,7 @@ impl Engine {
         &mut self,
         actor: Address,
         to: Address,
-        amount: u64,
+        amount: u128,
         b: &mut Batch,
     ) -> Result<(), EngineError> {
         if actor != self.config.owner {
@@ -1142,7 +1143,7 @@ impl Engine {
         Ok(())
     }
 
-    fn withdraw(&mut self, actor: Address, amount: u64, b: &mut Batch) -> Result<(), EngineError> {
+    fn withdraw(&mut self, actor: Address, amount: u128, b: &mut Batch) -> Result<(), EngineError> {
         if amount == 0 {
             return Err(EngineError::ZeroAmount);
         }
@@ -1173,7 +1174,7 @@ impl Engine {
             return Err(EngineError::NothingToCollect);
         }
         // No overflow check: the reserve is already held inside, and any balance plus the
-        // reserve is at most the total held, which fits in a u64.
+        // reserve is at most the total held, which fits in a u128.
         self.transfer(
             b,
             None,
@@ -1231,7 +1232,7 @@ impl Engine {
         match_id: Option<MatchId>,
         from: Account,
         to: Account,
-        amount: u64,
+        amount: u128,
         reason: TransferReason,
     ) {
         if amount == 0 {
@@ -1251,7 +1252,7 @@ impl Engine {
         );
     }
 
-    fn escrow(&mut self, b: &mut Batch, id: MatchId, from: Address, stake: u64) {
+    fn escrow(&mut self, b: &mut Batch, id: MatchId, from: Address, stake: u128) {
         self.transfer(
             b,
             Some(id),
@@ -1287,7 +1288,7 @@ impl Engine {
         let payouts = self.config.payouts;
         let humans: ArrayVec<Address, 2> = m.participants();
         let winner_address = winner.and_then(|p| m.seat(p)).and_then(|s| s.address());
-        let mut pay: ArrayVec<(Address, u64, TransferReason), 2> = ArrayVec::new();
+        let mut pay: ArrayVec<(Address, u128, TransferReason), 2> = ArrayVec::new();
         match reason {
             EndReason::Win | EndReason::Forfeit => {
                 if let Some(w) = winner_address {
@@ -1329,7 +1330,7 @@ impl Engine {
                 }
             }
         }
-        let paid: u64 = pay.iter().map(|p| p.1).sum();
+        let paid: u128 = pay.iter().map(|p| p.1).sum();
         assert!(
             paid <= pot,
             "match {id} pays out {paid} from a pot of {pot}"
@@ -1526,7 +1527,7 @@ impl Engine {
         &mut self,
         id: MatchId,
         game: GameKind,
-        stake: u64,
+        stake: u128,
         host: Address,
         origin: Origin,
         now: u64,

@@ -31,9 +31,9 @@ pub enum EngineError {
     /// 105: the balance does not cover the stake or the withdrawal.
     InsufficientBalance {
         /// What is needed.
-        needed: u64,
+        needed: u128,
         /// What the balance holds.
-        available: u64,
+        available: u128,
     },
     /// 106: a staked wait can be cancelled only after the wait time.
     WaitNotOver {
@@ -78,7 +78,7 @@ pub enum EngineError {
     /// 120: the stake is above the table's limit.
     StakeTooLarge {
         /// The largest stake allowed.
-        max: u64,
+        max: u128,
     },
     /// 121: the reserve is empty.
     NothingToCollect,

@@ -137,7 +137,8 @@ pub struct Transfer {
     /// The account credited.
     pub to: Account,
     /// The amount in minor units, never zero.
-    pub amount: u64,
+    #[serde(with = "crate::amount::text")]
+    pub amount: u128,
     /// Why.
     pub reason: TransferReason,
 }
@@ -157,7 +158,8 @@ pub enum EventKind {
         /// Which game.
         game: GameKind,
         /// Each player's stake.
-        stake: u64,
+        #[serde(with = "crate::amount::text")]
+        stake: u128,
         /// Who will move first.
         first: StartChoice,
         /// When the challenge lapses.
@@ -187,7 +189,8 @@ pub enum EventKind {
         /// Which game.
         game: GameKind,
         /// The stake.
-        stake: u64,
+        #[serde(with = "crate::amount::text")]
+        stake: u128,
     },
     /// Both seats are filled; the first player is to move. For queue and challenge
     /// matches the match already exists; for computer matches and rematches it is created
@@ -198,7 +201,8 @@ pub enum EventKind {
         /// Which game.
         game: GameKind,
         /// Each player's stake.
-        stake: u64,
+        #[serde(with = "crate::amount::text")]
+        stake: u128,
         /// `[first, second]`: who moves first.
         seats: [Seat; 2],
         /// How the match came to be.

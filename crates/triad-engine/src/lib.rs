@@ -20,7 +20,7 @@
 //! let mut engine = Engine::new(Config::new(owner));
 //! let mut run = |who, now, command| engine.execute(&Envelope::new(who, now, command)).unwrap();
 //!
-//! const ETHER: u64 = 1_000_000_000_000_000_000;
+//! const ETHER: u128 = 1_000_000_000_000_000_000;
 //! run(owner, 0, Command::Deposit { to: alice, amount: ETHER });
 //! run(owner, 0, Command::Deposit { to: bob, amount: ETHER });
 //! // Seed 3's play(): the first player waits, the second starts the game.
@@ -37,6 +37,7 @@
 #![warn(missing_docs)]
 
 mod address;
+pub mod amount;
 mod command;
 mod config;
 mod engine;
@@ -48,6 +49,7 @@ mod seed3;
 mod stats;
 
 pub use address::{Address, IdempotencyKey, InvalidAddress, MatchId};
+pub use amount::{AmountError, parse_amount};
 pub use command::{Command, Envelope, Level, StartChoice};
 pub use config::{Bps, Config, PayoutRules, RematchStart, share};
 pub use engine::{Duplicate, Engine, Ranking, Receipt};

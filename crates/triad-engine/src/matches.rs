@@ -89,7 +89,8 @@ pub struct Match {
     /// How it came to be.
     pub origin: Origin,
     /// Each player's stake.
-    pub stake: u64,
+    #[serde(with = "crate::amount::text")]
+    pub stake: u128,
     /// Where it is in its life.
     pub phase: Phase,
     /// Who created it: the queue joiner, the challenger, or the human against the computer.

@@ -102,7 +102,7 @@ fn fifty_live_matches(automatic_timeouts: bool) -> (Table, Vec<MatchId>) {
                 id
             }
             // A stake of its own, so that nobody joins the waiter.
-            3 => t.join(a, SOS, 1_000 + u64::from(i)),
+            3 => t.join(a, SOS, 1_000 + u128::from(i)),
             _ => match_id(&t.ok(
                 a,
                 Command::PlayComputer {

@@ -1249,8 +1249,8 @@ fn the_owner_deposits_and_players_withdraw() {
     t.ok(ALICE, Command::Withdraw { amount: tenths(7) });
     assert_eq!(t.balance(ALICE), 0);
     let ledger = t.engine.ledger();
-    assert_eq!(ledger.deposited(), u128::from(ETHER));
-    assert_eq!(ledger.withdrawn(), u128::from(ETHER));
+    assert_eq!(ledger.deposited(), ETHER);
+    assert_eq!(ledger.withdrawn(), ETHER);
     assert_eq!(ledger.total_held(), 0);
     assert_eq!(ledger.accounts().count(), 0);
 }
@@ -1263,17 +1263,11 @@ fn money_is_double_entry_conserved_and_never_negative() {
     }
     let a = t.queue_match(ALICE, BOB, SOS, ETHER);
     let c = t.challenge_match(CAROL, DAVE, TTT, ETHER / 3);
-    let sum = |t: &Table| -> u128 {
-        t.engine
-            .ledger()
-            .accounts()
-            .map(|(_, b)| u128::from(b))
-            .sum()
-    };
-    assert_eq!(sum(&t), 8 * u128::from(ETHER));
+    let sum = |t: &Table| -> u128 { t.engine.ledger().accounts().map(|(_, b)| b).sum() };
+    assert_eq!(sum(&t), 8 * ETHER);
     t.play(a, &[(0, Mark::S), (1, Mark::O), (2, Mark::S)]);
     t.play_ttt(c, &[0, 1, 2, 4, 3, 5, 7, 6, 8]);
-    assert_eq!(sum(&t), 8 * u128::from(ETHER));
+    assert_eq!(sum(&t), 8 * ETHER);
     t.ok(OWNER, Command::CollectReserve);
     t.ok(
         OWNER,
@@ -1366,8 +1360,8 @@ fn the_owner_collects_even_when_the_ledger_is_nearly_full() {
     t.play_ttt(id, &[0, 3, 1, 4, 2]);
     t.assert_reserve(tenths(2));
     // Fill the ledger to its limit.
-    t.fund(CAROL, u64::MAX - 2 * ETHER);
-    assert_eq!(t.engine.ledger().total_held(), u128::from(u64::MAX));
+    t.fund(CAROL, u128::MAX - 2 * ETHER);
+    assert_eq!(t.engine.ledger().total_held(), u128::MAX);
     t.expect_err(
         OWNER,
         Command::Deposit {

@@ -36,7 +36,7 @@ macro_rules! code_tests {
     };
 }
 
-fn challenge(opponent: Address, stake: u64) -> Command {
+fn challenge(opponent: Address, stake: u128) -> Command {
     Command::Challenge {
         opponent,
         game: TTT,
@@ -357,7 +357,7 @@ code_tests! {
 
     122 code_122_amount_too_large {
         let mut t = Table::new();
-        t.fund(ALICE, u64::MAX);
+        t.fund(ALICE, u128::MAX);
         vec![
             t.expect_err(OWNER, Command::Deposit { to: ALICE, amount: 1 }, 122),
             t.expect_err(OWNER, Command::Deposit { to: BOB, amount: 1 }, 122),

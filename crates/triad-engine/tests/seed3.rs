@@ -157,7 +157,7 @@ fn seed3_winner_is_paid_1_8_ether_and_the_reserve_keeps_0_2() {
     t.assert_balances(&[(ALICE, 1_800_000_000_000_000_000), (BOB, 0)]);
     t.assert_reserve(200_000_000_000_000_000);
     assert_eq!(t.escrow(id), 0);
-    assert_eq!(t.engine.ledger().total_held(), 2 * u128::from(ETHER));
+    assert_eq!(t.engine.ledger().total_held(), 2 * ETHER);
 }
 
 #[test]
@@ -435,7 +435,7 @@ fn seed3_collect_profit_by_the_owner_takes_the_whole_reserve() {
     // The owner takes it out of Triad like anyone else.
     t.ok(OWNER, Command::Withdraw { amount: tenths(4) });
     assert_eq!(t.balance(OWNER), 0);
-    assert_eq!(t.engine.ledger().withdrawn(), u128::from(tenths(4)));
+    assert_eq!(t.engine.ledger().withdrawn(), tenths(4));
 }
 
 #[test]

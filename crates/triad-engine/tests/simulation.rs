@@ -30,7 +30,7 @@ use triad_engine::{
 use triad_rules::{Cell, GameKind, Mark, Player};
 
 const PLAYERS: u8 = 12;
-const ETHER: u64 = 1_000_000_000_000_000_000;
+const ETHER: u128 = 1_000_000_000_000_000_000;
 
 fn address(i: u8) -> Address {
     let mut bytes = [0u8; 32];
@@ -60,10 +60,10 @@ fn commands_per_run() -> u64 {
 /// The auditor's own record of a match, built from the events alone.
 #[derive(Clone, Debug)]
 struct ModelMatch {
-    stake: u64,
+    stake: u128,
     host: Address,
     seats: Option<[Seat; 2]>,
-    escrowed: u64,
+    escrowed: u128,
     ended: bool,
 }
 
@@ -93,7 +93,7 @@ fn expected_payouts(
     m: &ModelMatch,
     reason: EndReason,
     winner: Option<Player>,
-) -> Vec<(Address, u64)> {
+) -> Vec<(Address, u128)> {
     let pot = m.escrowed;
     let winner_address = winner
         .and_then(|w| m.seats.map(|s| s[w.index()]))
@@ -102,17 +102,17 @@ fn expected_payouts(
     match reason {
         EndReason::Win | EndReason::Forfeit => {
             if let Some(w) = winner_address {
-                out.push((w, (u128::from(pot) * 18 / 20) as u64));
+                out.push((w, pot * 18 / 20));
             }
         }
         EndReason::Timeout => {
             if let Some(w) = winner_address {
-                out.push((w, (u128::from(pot) * 19 / 20) as u64));
+                out.push((w, pot * 19 / 20));
             }
         }
         EndReason::Draw => {
             for h in m.humans() {
-                out.push((h, (u128::from(m.stake) * 9 / 10) as u64));
+                out.push((h, m.stake * 9 / 10));
             }
         }
         EndReason::Cancelled | EndReason::Declined | EndReason::Expired => {
@@ -132,9 +132,9 @@ fn expected_payouts(
 impl Model {
     /// Checks one command's events against the model and updates it.
     fn audit_batch(&mut self, events: &[Event], engine: &Engine) -> Result<(), String> {
-        let mut ended_now: Vec<(MatchId, Vec<(Address, u64)>)> = Vec::new();
-        let mut paid: BTreeMap<MatchId, Vec<(Address, u64)>> = BTreeMap::new();
-        let mut reserve_share: BTreeMap<MatchId, u64> = BTreeMap::new();
+        let mut ended_now: Vec<(MatchId, Vec<(Address, u128)>)> = Vec::new();
+        let mut paid: BTreeMap<MatchId, Vec<(Address, u128)>> = BTreeMap::new();
+        let mut reserve_share: BTreeMap<MatchId, u128> = BTreeMap::new();
         for e in events {
             if e.seq != self.next_seq {
                 return Err(format!(
@@ -199,12 +199,8 @@ impl Model {
                     match_id,
                     transfer: t,
                 } => match (t.from, t.to) {
-                    (Account::Outside, Account::Player(_)) => {
-                        self.deposited += u128::from(t.amount)
-                    }
-                    (Account::Player(_), Account::Outside) => {
-                        self.withdrawn += u128::from(t.amount)
-                    }
+                    (Account::Outside, Account::Player(_)) => self.deposited += t.amount,
+                    (Account::Player(_), Account::Outside) => self.withdrawn += t.amount,
                     (Account::Player(p), Account::Escrow(m)) => {
                         let mm = self.matches.get_mut(&m).ok_or("stake into unknown match")?;
                         if mm.ended || t.amount != mm.stake || match_id != Some(m) {
@@ -312,8 +308,8 @@ impl Model {
                 return Err(format!("match {id} paid {got:?}, seed 3 says {expected:?}"));
             }
             let m = &self.matches[&id];
-            let total: u64 =
-                got.iter().map(|p| p.1).sum::<u64>() + reserve_share.get(&id).copied().unwrap_or(0);
+            let total: u128 = got.iter().map(|p| p.1).sum::<u128>()
+                + reserve_share.get(&id).copied().unwrap_or(0);
             if total != m.escrowed {
                 return Err(format!(
                     "match {id} settled {total} of an escrow of {}",
@@ -331,7 +327,7 @@ impl Model {
         &mut self,
         id: MatchId,
         host: Address,
-        stake: u64,
+        stake: u128,
         seats: Option<[Seat; 2]>,
     ) -> Result<(), String> {
         let previous = self.matches.insert(
@@ -421,8 +417,16 @@ impl Generator {
         address(self.rng.random_range(0..PLAYERS))
     }
 
-    fn stake(&mut self) -> u64 {
-        self.pick(&[0, 0, 1_000, 10_000, ETHER / 1000, 123_457, u64::MAX / 3])
+    fn stake(&mut self) -> u128 {
+        self.pick(&[
+            0,
+            0,
+            1_000,
+            10_000,
+            ETHER / 1000,
+            123_457,
+            u128::from(u64::MAX) / 3,
+        ])
     }
 
     fn game(&mut self) -> GameKind {
@@ -581,7 +585,7 @@ impl Generator {
                 } else {
                     self.player()
                 },
-                amount: self.pick(&[0, 5_000, 50_000, ETHER / 100, ETHER, u64::MAX]),
+                amount: self.pick(&[0, 5_000, 50_000, ETHER / 100, ETHER, u128::from(u64::MAX)]),
             },
             84..86 => Command::Withdraw {
                 amount: self.pick(&[0, 1, 1_000, 40_000, ETHER]),

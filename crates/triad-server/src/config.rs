@@ -94,8 +94,9 @@ settings! {
     cancel_bps_of_stake: u32 = PayoutRules::SEED3.cancel_bps_of_stake, env "TRIAD_CANCEL_BPS_OF_STAKE";
     /// Who starts a rematch: random or alternate [default: random].
     rematch_start: RematchStartArg = RematchStartArg(RematchStart::Random), env "TRIAD_REMATCH_START";
-    /// The largest stake, in minor units [default: 10^12, a million coins of 10^6 units].
-    max_stake: u64 = 1_000_000_000_000, env "TRIAD_MAX_STAKE";
+    /// The largest stake, in minor units, as decimal digits up to 2^128-1
+    /// [default: 1000000000000000000, 10^18: one ether in wei, seed 3's stake].
+    max_stake: AmountArg = AmountArg(DEFAULT_MAX_STAKE), env "TRIAD_MAX_STAKE";
     /// How long a finished match stays in memory, in ms (it stays in the database forever)
     /// [default: 900000].
     finished_retention_ms: u64 = 900_000, env "TRIAD_FINISHED_RETENTION_MS";
@@ -153,6 +154,30 @@ settings! {
     dev_clock: bool = false, env "TRIAD_DEV_CLOCK";
 }
 
+/// The default stake limit: 10^18 minor units, one ether in wei (seed 3 stakes one ether),
+/// and the engine's own default. An operator whose unit is smaller raises it; the ledger
+/// holds any `u128`.
+pub const DEFAULT_MAX_STAKE: u128 = 1_000_000_000_000_000_000;
+
+/// An amount of minor units for a setting: canonical decimal digits on the command line
+/// and in the environment ([`triad_engine::parse_amount`]); in the TOML file, the same as a
+/// string or a whole number (TOML's integers stop at 2^63).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct AmountArg(pub u128);
+
+impl FromStr for AmountArg {
+    type Err = triad_engine::AmountError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        triad_engine::parse_amount(s).map(AmountArg)
+    }
+}
+
+impl<'de> Deserialize<'de> for AmountArg {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        triad_engine::amount::text::deserialize(d).map(AmountArg)
+    }
+}
+
 /// `random` or `alternate`, for the flag and the file.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct RematchStartArg(pub RematchStart);
@@ -193,7 +218,7 @@ impl Settings {
             cancel_bps_of_stake: self.cancel_bps_of_stake,
         };
         c.rematch_start = self.rematch_start.0;
-        c.max_stake = self.max_stake;
+        c.max_stake = self.max_stake.0;
         c.finished_retention_ms = self.finished_retention_ms;
         c.idempotency_window_ms = self.idempotency_window_ms;
         c

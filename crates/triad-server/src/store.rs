@@ -732,6 +732,7 @@ impl Store {
         let started = Instant::now();
         let mut engine = Engine::new(config);
         let mut after: i64 = 0;
+        let mut numeric_amounts: Vec<(i64, String)> = Vec::new();
         loop {
             let rows =
                 sqlx::query("SELECT seq, body FROM events WHERE seq > $1 ORDER BY seq LIMIT 10000")
@@ -759,10 +760,16 @@ impl Store {
                         "event {seq} does not follow from the log before it"
                     )));
                 }
+                if has_numeric_amount(&body) {
+                    let text = serde_json::to_string(&event)
+                        .map_err(|e| StoreError::Corrupt(format!("event {seq}: {e}")))?;
+                    numeric_amounts.push((seq, text));
+                }
                 after = seq;
             }
         }
         engine.audit().map_err(StoreError::Corrupt)?;
+        self.rewrite_numeric_amounts(&numeric_amounts).await?;
         tracing::info!(
             events = engine.next_seq() - 1,
             live_matches = engine.live_count(),
@@ -770,6 +777,32 @@ impl Store {
             "rebuilt the engine from the event log"
         );
         Ok(engine)
+    }
+
+    /// Rewrites events a server wrote before amounts were strings with their amounts as
+    /// strings, in one transaction: a stored event's text is what the API and the
+    /// WebSocket serve, so an old log's `"amount": 1800000000000000000` would reach a
+    /// JavaScript client as a number. Done once: a rewritten row has no numeric amount.
+    async fn rewrite_numeric_amounts(&self, rows: &[(i64, String)]) -> Result<(), StoreError> {
+        use sqlx::Connection as _;
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let mut conn = self.pool.acquire().await?;
+        let mut tx = (*conn).begin().await?;
+        for (seq, body) in rows {
+            sqlx::query("UPDATE events SET body = $1 WHERE seq = $2")
+                .bind(body.as_str())
+                .bind(*seq)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        tracing::info!(
+            events = rows.len(),
+            "rewrote the amounts of events from an older version as strings"
+        );
+        Ok(())
     }
 
     /// Commits one batch in one transaction.
@@ -1229,4 +1262,16 @@ pub fn kind_name(kind: &EventKind) -> &'static str {
         EventKind::RematchOffered { .. } => "rematch_offered",
         EventKind::Transferred { .. } => "transferred",
     }
+}
+
+/// Whether an event's stored text holds an amount as a JSON number (`"amount":5` or
+/// `"stake":5`), as servers wrote them before amounts were strings.
+fn has_numeric_amount(body: &str) -> bool {
+    ["\"amount\":", "\"stake\":"].iter().any(|key| {
+        body.match_indices(key).any(|(at, _)| {
+            body.as_bytes()
+                .get(at + key.len())
+                .is_some_and(u8::is_ascii_digit)
+        })
+    })
 }

@@ -1141,7 +1141,7 @@ async fn deposits_and_withdrawals_check_their_amounts() {
     server
         .post("/api/ledger/deposit")
         .auth(&server.owner)
-        .json(&json!({ "to": alice.address, "amount": u64::MAX }))
+        .json(&json!({ "to": alice.address, "amount": u128::MAX.to_string() }))
         .send()
         .await
         .expect_error(422, 122, "amount_too_large");

@@ -80,7 +80,10 @@ async fn move_fields_of_the_wrong_type_or_range_are_bad_requests() {
         json!(-5),
         json!("12x"),
         json!(1.5),
-        json!("18446744073709551616"),
+        // One past the largest amount, u128::MAX.
+        json!("340282366920938463463374607431768211456"),
+        json!("+5"),
+        json!("05"),
     ] {
         server
             .post("/api/ledger/deposit")

@@ -5,3 +5,6 @@
 #[path = "hardening/bounds.rs"]
 mod bounds;
 mod support;
+
+#[path = "hardening/exactness.rs"]
+mod exactness;

@@ -251,7 +251,7 @@ async fn three_nodes_survive_a_sigkill_mid_game_and_the_audit_holds() {
         for p in [a, b] {
             assert_eq!(
                 engine.balance(p.address.parse().unwrap()),
-                apis[2].balance(p).await
+                u128::from(apis[2].balance(p).await)
             );
         }
     }

@@ -21,10 +21,10 @@ use triad_engine::{
 use triad_rules::{CellSet, GameKind, Mark, Player};
 
 /// One ether in minor units (wei).
-pub const ETHER: u64 = 1_000_000_000_000_000_000;
+pub const ETHER: u128 = 1_000_000_000_000_000_000;
 
 /// `n` tenths of an ether: `tenths(18)` is 1.8 ether.
-pub const fn tenths(n: u64) -> u64 {
+pub const fn tenths(n: u128) -> u128 {
     ETHER / 10 * n
 }
 
@@ -227,39 +227,39 @@ impl Table {
     // ----- money ---------------------------------------------------------------------
 
     /// The owner deposits `amount` to `who`.
-    pub fn fund(&mut self, who: Address, amount: u64) {
+    pub fn fund(&mut self, who: Address, amount: u128) {
         self.ok(OWNER, Command::Deposit { to: who, amount });
     }
 
-    pub fn balance(&self, who: Address) -> u64 {
+    pub fn balance(&self, who: Address) -> u128 {
         self.engine.balance(who)
     }
 
-    pub fn reserve(&self) -> u64 {
+    pub fn reserve(&self) -> u128 {
         self.engine.reserve()
     }
 
-    pub fn escrow(&self, id: MatchId) -> u64 {
+    pub fn escrow(&self, id: MatchId) -> u128 {
         self.engine.ledger().balance(Account::Escrow(id))
     }
 
     /// Asserts exact balances in minor units.
     #[track_caller]
-    pub fn assert_balances(&self, expected: &[(Address, u64)]) {
+    pub fn assert_balances(&self, expected: &[(Address, u128)]) {
         for &(who, amount) in expected {
             assert_eq!(self.balance(who), amount, "balance of {who:?}");
         }
     }
 
     #[track_caller]
-    pub fn assert_reserve(&self, amount: u64) {
+    pub fn assert_reserve(&self, amount: u128) {
         assert_eq!(self.reserve(), amount, "the reserve");
     }
 
     // ----- making matches ------------------------------------------------------------
 
     /// `who` joins the queue; returns the match they wait in or were matched into.
-    pub fn join(&mut self, who: Address, game: GameKind, stake: u64) -> MatchId {
+    pub fn join(&mut self, who: Address, game: GameKind, stake: u128) -> MatchId {
         match_id(&self.ok(who, Command::JoinQueue { game, stake }))
     }
 
@@ -269,7 +269,7 @@ impl Table {
         first: Address,
         second: Address,
         game: GameKind,
-        stake: u64,
+        stake: u128,
     ) -> MatchId {
         let id = self.join(first, game, stake);
         assert_eq!(self.join(second, game, stake), id);
@@ -282,7 +282,7 @@ impl Table {
         from: Address,
         to: Address,
         game: GameKind,
-        stake: u64,
+        stake: u128,
         first: StartChoice,
     ) -> MatchId {
         match_id(&self.ok(
@@ -302,7 +302,7 @@ impl Table {
         from: Address,
         to: Address,
         game: GameKind,
-        stake: u64,
+        stake: u128,
     ) -> MatchId {
         let id = self.challenge(from, to, game, stake, StartChoice::Challenger);
         self.ok(to, Command::AcceptChallenge { match_id: id });
@@ -469,7 +469,7 @@ pub fn transfers_of(events: &[Event]) -> Vec<Transfer> {
 }
 
 /// A transfer out of a match's escrow.
-pub fn from_escrow(id: MatchId, to: Account, amount: u64, reason: TransferReason) -> Transfer {
+pub fn from_escrow(id: MatchId, to: Account, amount: u128, reason: TransferReason) -> Transfer {
     Transfer {
         from: Account::Escrow(id),
         to,
@@ -479,7 +479,7 @@ pub fn from_escrow(id: MatchId, to: Account, amount: u64, reason: TransferReason
 }
 
 /// A stake into a match's escrow.
-pub fn stake_in(id: MatchId, who: Address, amount: u64) -> Transfer {
+pub fn stake_in(id: MatchId, who: Address, amount: u128) -> Transfer {
     Transfer {
         from: Account::Player(who),
         to: Account::Escrow(id),

@@ -40,6 +40,7 @@ pub struct SendRequest {
     /// Optional: `{"publicKey", "signature"}`, the sender's Ed25519 signature of the message
     /// (see `triad_protocol::envelope`), delivered with it so the recipient can check it.
     #[schema(value_type = Option<Object>)]
+    #[serde(default, deserialize_with = "super::object::optional")]
     pub signed: Option<Signed>,
 }
 

@@ -17,25 +17,18 @@ use super::{
     views::{MatchView, PlayerView},
 };
 
-/// An amount in minor units: a JSON number, or a decimal string for amounts above 2^53.
+/// An amount in minor units in a request: a decimal string in canonical form (digits only,
+/// no sign, spaces, decimal point or leading zeros; up to 2^128-1), or a whole JSON number
+/// (exact up to 2^64-1 here; a JavaScript client loses precision past 2^53, so send a
+/// string). Anything else is refused as a bad request (200) whose message says the form:
+/// one parser, [`triad_engine::parse_amount`], reads every amount.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, ToSchema)]
-#[schema(value_type = String, example = "1000000000000000000")]
-pub struct Amount(pub u64);
+#[schema(value_type = String, pattern = "^(0|[1-9][0-9]*)$", example = "1000000000000000000")]
+pub struct Amount(pub u128);
 
 impl<'de> Deserialize<'de> for Amount {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Repr {
-            Number(u64),
-            Text(String),
-        }
-        match Repr::deserialize(d)? {
-            Repr::Number(n) => Ok(Amount(n)),
-            Repr::Text(s) => s.parse().map(Amount).map_err(|_| {
-                serde::de::Error::custom("an amount is a whole number of minor units")
-            }),
-        }
+        triad_engine::amount::text::deserialize(d).map(Amount)
     }
 }
 

@@ -7,6 +7,7 @@ pub mod auth;
 pub mod error;
 pub mod games;
 pub mod ledger;
+pub mod object;
 pub mod system;
 pub mod views;
 pub mod ws;
@@ -277,7 +278,8 @@ impl FromRequestParts<AppState> for Authed {
     }
 }
 
-/// A JSON body whose errors come back in the API's error shape.
+/// A JSON body, which must be an object ([`object::Object`]: `[1]` is not a withdrawal of
+/// 1), whose errors come back in the API's error shape (`bad_request`, 200).
 #[derive(Debug)]
 pub struct ApiJson<T>(pub T);
 
@@ -285,8 +287,8 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        match axum::Json::<T>::from_request(req, state).await {
-            Ok(axum::Json(v)) => Ok(ApiJson(v)),
+        match axum::Json::<object::Object<T>>::from_request(req, state).await {
+            Ok(axum::Json(object::Object(v))) => Ok(ApiJson(v)),
             Err(rejection) => {
                 if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
                     Err(ApiError::new(Api::PayloadTooLarge))

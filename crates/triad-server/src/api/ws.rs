@@ -389,7 +389,7 @@ async fn handle(
     delivered: &mut HashMap<String, u64>,
     text: &str,
 ) -> Result<Outcome, ApiError> {
-    let message: ClientMessage = serde_json::from_str(text)
+    let message: ClientMessage = super::object::from_str(text)
         .map_err(|e| ApiError::with_message(Api::BadRequest, format!("unreadable message: {e}")))?;
     let address = session.as_ref().map(|(a, _)| *a);
     let sent = |ok: bool| if ok { Outcome::Open } else { Outcome::Gone };

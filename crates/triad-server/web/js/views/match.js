@@ -132,7 +132,8 @@ export function mount(root, ctx) {
     const kind = event.kind;
     if (kind.type === 'transferred') {
       const t = kind.transfer;
-      const amount = BigInt(String(t.amount));
+      // A decimal string: exact past 2^53, where a JSON number would already be rounded.
+      const amount = BigInt(t.amount);
       if (t.to?.kind === 'player') net.set(t.to.id, (net.get(t.to.id) ?? 0n) + amount);
       if (t.from?.kind === 'player') net.set(t.from.id, (net.get(t.from.id) ?? 0n) - amount);
     }
