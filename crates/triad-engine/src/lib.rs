@@ -48,8 +48,8 @@ mod seed3;
 mod stats;
 
 pub use address::{Address, IdempotencyKey, InvalidAddress, MatchId};
-pub use command::{Command, Envelope, Level, StartChoice};
-pub use config::{Bps, Config, PayoutRules, RematchStart, share};
+pub use command::{Command, Envelope, Level, StartChoice, Terms};
+pub use config::{Bps, Config, PayoutRules, RematchStart, Settlement, share};
 pub use engine::{Duplicate, Engine, Ranking, Receipt};
 pub use error::EngineError;
 pub use event::{

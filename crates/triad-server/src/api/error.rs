@@ -77,6 +77,8 @@ pub enum Api {
     MethodNotAllowed,
     /// 218: the server's disk is full; nothing was done.
     StorageFull,
+    /// 219: the server failed on the request (an internal fault, logged); nothing was done.
+    InternalError,
     /// 220: the `appId` is not one of Triad's apps (agents' relay).
     UnknownApp,
     /// 221: the action is not one of the app's.
@@ -110,7 +112,7 @@ pub enum Api {
 
 impl Api {
     /// Every API error.
-    pub const ALL: [Api; 33] = [
+    pub const ALL: [Api; 34] = [
         Api::BadRequest,
         Api::Unauthorized,
         Api::InvalidToken,
@@ -130,6 +132,7 @@ impl Api {
         Api::UnknownScheme,
         Api::MethodNotAllowed,
         Api::StorageFull,
+        Api::InternalError,
         Api::UnknownApp,
         Api::UnknownAction,
         Api::InvalidPayload,
@@ -264,6 +267,12 @@ impl Api {
                 "method_not_allowed",
                 S::METHOD_NOT_ALLOWED,
                 "this path does not take this method; the Allow header lists those it takes",
+            ),
+            Api::InternalError => (
+                219,
+                "internal_error",
+                S::INTERNAL_SERVER_ERROR,
+                "the server failed on this request (an internal fault, now in its log); nothing was done: report it to the operator with the time",
             ),
             Api::UnknownApp => (
                 220,
@@ -461,6 +470,7 @@ impl From<CoreError> for ApiError {
             CoreError::Storage(_) => ApiError::new(Api::StorageUnavailable).retry_after(1),
             CoreError::StorageFull(_) => ApiError::new(Api::StorageFull).retry_after(5),
             CoreError::ShuttingDown => ApiError::new(Api::ShuttingDown).retry_after(1),
+            CoreError::Fault(_) => ApiError::new(Api::InternalError),
         }
     }
 }
