@@ -109,12 +109,23 @@ struct Health {
     crashed: std::sync::atomic::AtomicBool,
     /// Wakes whoever waits for the core to end ([`Core::stopped`]).
     ended: Notify,
+    /// The engine is being rebuilt from the database (after a failure): no command runs.
+    rebuilding: std::sync::atomic::AtomicBool,
     /// The last commit's failure, while no commit has succeeded since.
     storage: std::sync::Mutex<Option<StorageFault>>,
+    /// When the storage last took a write (a commit or `/healthz`'s probe).
+    last_write: std::sync::Mutex<Option<Instant>>,
 }
 
 impl Health {
+    /// Records the storage's state after a write: its fault, or (`None`) that it took it.
     fn set_storage(&self, fault: Option<StorageFault>) {
+        if fault.is_none() {
+            *self
+                .last_write
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Instant::now());
+        }
         *self
             .storage
             .lock()
@@ -219,20 +230,34 @@ fn publish_read(hub: &Hub, events: &[(triad_engine::Event, Vec<String>)]) {
     }
 }
 
-/// Rebuilds the engine from the database, retrying until it can.
-async fn reload(engine: &mut Engine, store: &Store) {
+/// Rebuilds the engine from the database, retrying while the database fails. A log that
+/// cannot be replayed (corrupt) is returned instead: retrying cannot mend it. While it runs,
+/// the core cannot take commands, and `/healthz` says so.
+async fn reload(engine: &mut Engine, store: &Store, health: &Health) -> Result<(), StoreError> {
     let config = engine.config().clone();
-    loop {
+    health.rebuilding.store(true, Ordering::SeqCst);
+    let result = loop {
         match store.load_engine(config.clone()).await {
             Ok(rebuilt) => {
                 *engine = rebuilt;
-                return;
+                break Ok(());
             }
+            Err(e @ StoreError::Corrupt(_)) => break Err(e),
             Err(e) => {
                 tracing::error!(error = %e, "cannot reload the engine; retrying in 1 s");
                 tokio::time::sleep(Duration::from_secs(1)).await;
             }
         }
+    };
+    health.rebuilding.store(false, Ordering::SeqCst);
+    result
+}
+
+/// [`reload`] in the core task: a log that cannot be replayed stops the core, loudly (the
+/// server then stops, as it would refuse to start on that log).
+async fn rebuild(engine: &mut Engine, store: &Store, health: &Health) {
+    if let Err(error) = reload(engine, store, health).await {
+        panic!("the event log cannot be replayed ({error}); the core stops");
     }
 }
 
@@ -339,7 +364,9 @@ impl Core {
                     self.wake_ticker.notify_one();
                 }
                 Err(error) => {
-                    reload(&mut guard, &self.store).await;
+                    if let Err(corrupt) = reload(&mut guard, &self.store, &self.health).await {
+                        tracing::error!(error = %corrupt, "the event log cannot be replayed");
+                    }
                     return Err(error);
                 }
             }
@@ -360,6 +387,12 @@ impl Core {
     #[must_use]
     pub fn is_running(&self) -> bool {
         !self.health.stopped.load(Ordering::SeqCst)
+    }
+
+    /// Whether the core is rebuilding its engine from the database (after a failure).
+    #[must_use]
+    pub fn is_rebuilding(&self) -> bool {
+        self.health.rebuilding.load(Ordering::SeqCst)
     }
 
     /// Whether the core task ended by a panic.
@@ -387,10 +420,20 @@ impl Core {
             .clone()
     }
 
-    /// Forgets the last commit's failure: the storage took a write again (`/healthz`'s
-    /// probe).
-    pub fn clear_storage_fault(&self) {
-        self.health.set_storage(None);
+    /// Records what a write outside the core (`/healthz`'s probe) found: the storage took
+    /// it (`None`), or this fault.
+    pub fn report_storage(&self, fault: Option<StorageFault>) {
+        self.health.set_storage(fault);
+    }
+
+    /// Whether the storage took a write (a commit, or a probe) within `period`.
+    #[must_use]
+    pub fn wrote_within(&self, period: Duration) -> bool {
+        self.health
+            .last_write
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .is_some_and(|at| at.elapsed() < period)
     }
 
     /// Asks the ticker to look at the deadlines now (after the clock moved).
@@ -419,6 +462,7 @@ async fn execute_batch(
     engine: &mut Engine,
     jobs: &[Job],
     store: &Store,
+    health: &Health,
 ) -> Vec<Result<Receipt, CoreError>> {
     let mut faults: Vec<Option<String>> = vec![None; jobs.len()];
     loop {
@@ -450,7 +494,7 @@ async fn execute_batch(
         );
         metrics::counter!("triad_engine_panics_total").increment(1);
         faults[i] = Some(fault);
-        reload(engine, store).await;
+        rebuild(engine, store, health).await;
     }
 }
 
@@ -526,7 +570,7 @@ async fn run(
                 if let Some(t) = tx.take() {
                     let _ = t.rollback().await;
                 }
-                reload(&mut guard, &store).await;
+                rebuild(&mut guard, &store, health).await;
                 drop(guard);
                 let message = error.to_string();
                 for job in jobs.drain(..) {
@@ -537,7 +581,7 @@ async fn run(
         }
         // Before the batch: no event of it, or after it, concerns an older match.
         let match_floor = guard.oldest_match_id().0;
-        let results = execute_batch(&mut guard, &jobs, &store).await;
+        let results = execute_batch(&mut guard, &jobs, &store, health).await;
         // Each event is encoded once, for its row and for every subscriber.
         let published: Result<Vec<Encoded<'_>>, StoreError> = results
             .iter()
@@ -617,7 +661,7 @@ async fn run(
                     StorageFault::Failing(message.clone())
                 }));
                 // The batch is in memory but not on disk: go back to what is on disk.
-                reload(&mut guard, &store).await;
+                rebuild(&mut guard, &store, health).await;
                 drop(guard);
                 for job in jobs.drain(..) {
                     let _ = job.reply.send(Err(if full {

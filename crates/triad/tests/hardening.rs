@@ -2,4 +2,8 @@
 //! "Threat model" and "Attacks, bounds and tests"). Each test drives the real `triad serve`
 //! binary over real sockets, and each failed on the code before its fix.
 
+#[path = "hardening/consent.rs"]
+mod consent;
+#[path = "hardening/engine.rs"]
+mod engine;
 mod support;

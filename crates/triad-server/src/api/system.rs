@@ -24,10 +24,15 @@ pub struct Health {
     pub websockets: usize,
 }
 
-/// Why the server cannot take commands now, if it cannot: the core has stopped, the
-/// database does not answer or take a write, or its disk is full. A storage failure that a
-/// commit met is re-checked here with a probe write, so `/healthz` turns ok again once the
-/// storage has recovered, even with no command to find out.
+/// How often, at most, `/healthz` makes sure the storage takes a write when nothing else
+/// wrote: a probe write (one small commit) when no commit succeeded within this period.
+const PROBE_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Why the server cannot take commands now, if it cannot: the core has stopped or is
+/// rebuilding its state, the database does not answer or take a write, or its disk is full.
+/// The storage is known good when a commit succeeded within [`PROBE_EVERY`]; otherwise (and
+/// after a failure) a probe write finds out, so `/healthz` turns not ok on a failing disk
+/// before any command fails, and ok again once it has recovered, with no command needed.
 async fn not_ready(state: &AppState) -> Option<ApiError> {
     use crate::core::StorageFault;
     if !state.core.is_running() {
@@ -35,6 +40,15 @@ async fn not_ready(state: &AppState) -> Option<ApiError> {
             ApiError::with_message(
                 Api::ShuttingDown,
                 "the server cannot take commands: its core has stopped (the server's log says why); it is shutting down",
+            )
+            .retry_after(1),
+        );
+    }
+    if state.core.is_rebuilding() {
+        return Some(
+            ApiError::with_message(
+                Api::StorageUnavailable,
+                "the server is rebuilding its state from the database after a storage failure; commands wait until it is done",
             )
             .retry_after(1),
         );
@@ -61,24 +75,33 @@ async fn not_ready(state: &AppState) -> Option<ApiError> {
             .retry_after(1),
         );
     }
-    let fault = state.core.storage_fault()?;
+    let fault = state.core.storage_fault();
+    if fault.is_none() && state.core.wrote_within(PROBE_EVERY) {
+        return None;
+    }
     match state.store.probe_write().await {
         Ok(()) => {
-            state.core.clear_storage_fault();
+            state.core.report_storage(None);
             None
         }
-        Err(e) if e.is_full() || matches!(fault, StorageFault::Full(_)) => {
+        Err(e) if e.is_full() || matches!(fault, Some(StorageFault::Full(_))) => {
+            state
+                .core
+                .report_storage(Some(StorageFault::Full(e.to_string())));
             Some(full(free.unwrap_or(0)))
         }
-        Err(e) => Some(
-            ApiError::with_message(
-                Api::StorageUnavailable,
-                format!(
-                    "the database refuses writes ({e}); commands are refused until it takes them"
-                ),
+        Err(e) => {
+            state
+                .core
+                .report_storage(Some(StorageFault::Failing(e.to_string())));
+            Some(
+                ApiError::with_message(
+                    Api::StorageUnavailable,
+                    format!("the database refuses writes ({e}); commands are refused until it takes them"),
+                )
+                .retry_after(1),
             )
-            .retry_after(1),
-        ),
+        }
     }
 }
 
