@@ -871,7 +871,7 @@ fn simulation_random_payout_rules() {
 /// stake refunded exactly as a cancel refunds it, the money audited after every event.
 #[test]
 fn crossed_acceptances_under_random_payout_rules() {
-    let mut rng = ChaCha8Rng::seed_from_u64(base_seed() ^ 0x6372_6f73_7365_64);
+    let mut rng = ChaCha8Rng::seed_from_u64(base_seed() ^ 0x0063_726f_7373_6564);
     let (alice, bob) = (address(0), address(1));
     let (mut accepted, mut refused) = (0, 0);
     for round in 0..2_000u64 {

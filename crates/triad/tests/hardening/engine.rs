@@ -8,14 +8,8 @@ use serde_json::json;
 
 use crate::support::{E, Player, Server, TTT_TOP_ROW, Tmpfs, WAIT, fill, new_key, nth, share};
 
-/// One test at a time: they mount filesystems and fill them.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
+/// One test at a time of those that mount a filesystem and fill it.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// Crossed challenges with `--cancel-bps-of-stake 5000`: Bob's acceptance of Alice's
 /// challenge withdraws his own, which refunds half its stake, as a cancel does. The
@@ -105,7 +99,7 @@ async fn health_until(server: &Server, status: u16) -> crate::support::Resp {
 /// ok throughout), and ok again once space is back.
 #[tokio::test]
 async fn a_full_disk_makes_healthz_not_ok() {
-    let _serial = serial();
+    let _serial = SERIAL.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let disk = Tmpfs::mount(&dir.path().join("disk"), 16 << 20);
     let owner_key = new_key();
@@ -188,7 +182,7 @@ async fn failing_storage_makes_healthz_not_ok() {
 /// says why (the panic and "the core stopped"), and meanwhile nothing answers ok.
 #[tokio::test]
 async fn a_core_that_cannot_go_on_stops_the_server_loudly() {
-    let _serial = serial();
+    let _serial = SERIAL.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let disk = Tmpfs::mount(&dir.path().join("disk"), 16 << 20);
     let owner_key = new_key();
