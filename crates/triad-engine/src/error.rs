@@ -97,7 +97,8 @@ pub enum EngineError {
     ClockRanOut,
     /// 128: the challenge's terms are not those the acceptance stated (it saw other ones).
     TermsDiffer {
-        /// The first term that differs: `stake`, `game`, `challenger` or `first mover`.
+        /// The first term that differs: `stake`, `game`, `challenger` or `first mover` (or,
+        /// for an agents' acceptance that names the proposal's match, `match`).
         what: &'static str,
     },
 }

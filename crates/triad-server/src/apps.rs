@@ -144,6 +144,8 @@ pub struct Outgoing {
     pub message: Message,
     /// The sender's signature of it.
     pub signed: Option<Signed>,
+    /// For an acceptance: the match of the proposal the sender saw and accepts, if it says.
+    pub seen: Option<MatchId>,
 }
 
 /// An agents' game: the engine match that plays it.
@@ -351,6 +353,7 @@ pub async fn send(
         app,
         message,
         signed,
+        seen,
     } = out;
     if to.is_zero() {
         return Err(EngineError::ZeroAddress.into());
@@ -363,7 +366,7 @@ pub async fn send(
     }
     let match_id = match &message {
         Message::Propose(p) => propose(state, me, to, app, p, key).await?,
-        Message::Accept(a) => accept(state, me, to, app, a, key).await?,
+        Message::Accept(a) => accept(state, me, to, app, a, seen, key).await?,
         Message::Move(m) => play(state, me, to, app, m, key).await?,
         Message::Result(r) => declare(state, me, to, app, r, key).await?,
     };
@@ -520,9 +523,14 @@ async fn accept(
     to: Address,
     app: App,
     a: &triad_protocol::Accept,
+    seen: Option<MatchId>,
     key: Option<IdempotencyKey>,
 ) -> Result<MatchId, ApiError> {
     let game = game_for(state, me, to, app, a.game_id.as_ref()).await?;
+    // The proposal the accepter saw, when it says which: that one or nothing.
+    if seen.is_some_and(|id| id != game.match_id) {
+        return Err(EngineError::TermsDiffer { what: "match" }.into());
+    }
     if game.proposer != to {
         return Err(ProtocolError::OutOfTurn {
             problem: "only the player the game was proposed to accepts it",

@@ -241,3 +241,40 @@ async fn a_keyed_resend_answers_with_the_original_match() {
     );
     assert_eq!(amount(&again.body["match"]["stake"]), 0);
 }
+
+/// An agent's acceptance may name the match of the proposal it answers (`matchId`, as
+/// `triad agent` does): if the pair's game is now another (the proposer called it off and
+/// proposed again), it is refused (128) rather than taken as acceptance of a game not seen.
+#[tokio::test]
+async fn an_agents_acceptance_binds_to_the_proposal_it_saw() {
+    let (_dir, server, alice, bob) = table().await;
+    let api = &server.api;
+    let propose = json!({ "seq": 0, "role": "X" });
+    let seen = relay(api, &alice, &bob, "propose", propose.clone(), None)
+        .await
+        .ok()["matchId"]
+        .as_u64()
+        .expect("a match");
+    let abort = json!({ "outcome": "abort", "reason": "again" });
+    relay(api, &alice, &bob, "result", abort, None).await.ok();
+    let now = relay(api, &alice, &bob, "propose", propose, None)
+        .await
+        .ok()["matchId"]
+        .as_u64()
+        .expect("a match");
+    assert_ne!(seen, now);
+    let accept = |id: u64| {
+        json!({ "to": alice.address, "appId": TTT, "action": "accept",
+                "payload": { "seq": 0, "role": "O" }, "matchId": id })
+    };
+    api.post("/api/apps/messages", Some(&bob.token), &accept(seen))
+        .await
+        .expect_error(409, 128);
+    assert_eq!(api.match_(now).await["phase"], "waiting");
+    let r = api
+        .post("/api/apps/messages", Some(&bob.token), &accept(now))
+        .await
+        .ok();
+    assert_eq!(r["matchId"].as_u64(), Some(now));
+    assert_eq!(api.match_(now).await["phase"], "ready");
+}
