@@ -29,6 +29,55 @@ pub enum StartChoice {
     Random,
 }
 
+/// A challenge's terms as the player accepting it saw them (see
+/// [`Command::AcceptChallenge`]): each one stated must be the challenge's.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Terms {
+    /// Each player's stake in minor units.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stake: Option<u64>,
+    /// Which game.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub game: Option<GameKind>,
+    /// Who challenged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub challenger: Option<Address>,
+    /// Who moves first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first: Option<StartChoice>,
+}
+
+impl Terms {
+    /// Whether no term is stated.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        *self == Terms::default()
+    }
+
+    /// The first stated term that a challenge of `game` at `stake` by `challenger`, with
+    /// `first` to move first, does not have, by name; `None` when it has them all.
+    #[must_use]
+    pub fn differs_from(
+        &self,
+        stake: u64,
+        game: GameKind,
+        challenger: Address,
+        first: StartChoice,
+    ) -> Option<&'static str> {
+        if self.stake.is_some_and(|s| s != stake) {
+            Some("stake")
+        } else if self.game.is_some_and(|g| g != game) {
+            Some("game")
+        } else if self.challenger.is_some_and(|c| c != challenger) {
+            Some("challenger")
+        } else if self.first.is_some_and(|f| f != first) {
+            Some("first mover")
+        } else {
+            None
+        }
+    }
+}
+
 /// A command. Each comes in an [`Envelope`] with the acting address and the time.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -50,6 +99,12 @@ pub enum Command {
     AcceptChallenge {
         /// The challenge's match.
         match_id: MatchId,
+        /// The terms the accepter saw, when it states them: the acceptance is refused
+        /// ([`EngineError::TermsDiffer`](crate::EngineError::TermsDiffer)) unless the
+        /// challenge has exactly these, so an id that came by a mapping (an agents' game, a
+        /// resend) can never commit anyone to other terms than those shown.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        terms: Option<Terms>,
     },
     /// Decline a challenge addressed to the actor; the challenger is refunded.
     DeclineChallenge {

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::Address;
+use crate::{Address, EndReason};
 
 /// A fraction in basis points (1/10,000).
 pub type Bps = u32;
@@ -43,6 +43,37 @@ impl PayoutRules {
         ]
         .iter()
         .all(|&b| b <= 10_000)
+    }
+}
+
+/// What a match's pot pays out when it ends: the one computation of every payout rule.
+/// [`Engine`](crate::Engine) settles every ending with it, and every check made before an
+/// ending (a crossed challenge's withdrawal, counted toward the acceptor's stake) asks it
+/// too, so the two can never disagree. Whatever is not paid out goes to the reserve.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Settlement {
+    /// What the winner gets, when a person won (a win, a forfeit, a timeout).
+    pub to_winner: u128,
+    /// What each participant gets back (a draw, a cancel, a decline, an expiry, an abort).
+    pub to_each: u128,
+}
+
+impl PayoutRules {
+    /// The payouts of a match with `stake` per player and `pot` in escrow that ends for
+    /// `reason`: a share of the pot to the winner, or a share of the stake back to each
+    /// participant. Never more than the pot for the participants the ending has (one
+    /// winner, or each of the players whose stakes the pot holds), since every share is
+    /// at most 100%.
+    #[must_use]
+    pub fn settle(&self, reason: EndReason, stake: u128, pot: u128) -> Settlement {
+        let (to_winner, to_each) = match reason {
+            EndReason::Win | EndReason::Forfeit => (share(pot, self.win_bps_of_pot), 0),
+            EndReason::Timeout => (share(pot, self.timeout_bps_of_pot), 0),
+            EndReason::Draw => (0, share(stake, self.draw_bps_of_stake)),
+            EndReason::Cancelled => (0, share(stake, self.cancel_bps_of_stake)),
+            EndReason::Declined | EndReason::Expired | EndReason::Aborted => (0, stake),
+        };
+        Settlement { to_winner, to_each }
     }
 }
 

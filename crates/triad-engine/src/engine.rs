@@ -12,8 +12,8 @@ use triad_solver::Strength;
 use crate::{
     Account, Address, Applied, Challenge, Command, Config, EndReason, EngineError, Envelope, Event,
     EventKind, IdempotencyKey, Ledger, Level, Match, MatchId, MatchResult, Origin, Phase,
-    PlayerStats, Seat, StartChoice, Transfer, TransferReason,
-    config::{RematchStart, share},
+    PlayerStats, Seat, StartChoice, Terms, Transfer, TransferReason,
+    config::RematchStart,
     matches::{Deadline, DeadlineKind},
     stats::rate,
 };
@@ -79,6 +79,10 @@ pub enum Duplicate {
         first_seq: u64,
         /// The last event of the original.
         last_seq: u64,
+        /// The match the original concerned (the one it created, for a challenge, a queue
+        /// entry, a game against the computer or a rematch), if any: a resend is answered
+        /// with that match, never with whatever match the actor has now.
+        match_id: Option<MatchId>,
     },
     /// A move already made (same `seq`, same cell and mark, same player).
     Move {
@@ -104,6 +108,9 @@ struct IdempotencyEntry {
     first_seq: u64,
     last_seq: u64,
     at_ms: u64,
+    /// The match of the command's last event (see [`Duplicate::Command`]).
+    #[serde(default)]
+    match_id: Option<MatchId>,
 }
 
 /// The match engine: the referee that every other part of Triad trusts.
@@ -125,7 +132,7 @@ struct IdempotencyEntry {
 /// let challenge = Command::Challenge { opponent: bob, game: GameKind::TicTacToe, stake: 0, first: StartChoice::Challenger };
 /// let receipt = run(&mut engine, alice, 0, challenge).unwrap();
 /// let id = receipt.events[0].match_id().unwrap();
-/// run(&mut engine, bob, 10, Command::AcceptChallenge { match_id: id }).unwrap();
+/// run(&mut engine, bob, 10, Command::AcceptChallenge { match_id: id, terms: None }).unwrap();
 /// run(&mut engine, alice, 20, Command::Move { match_id: id, seq: 1, cell: 4, mark: Mark::X }).unwrap();
 /// assert_eq!(engine.match_(id).unwrap().game_state(), "----X----");
 ///
@@ -534,6 +541,7 @@ impl Engine {
                 duplicate: Some(Duplicate::Command {
                     first_seq: entry.first_seq,
                     last_seq: entry.last_seq,
+                    match_id: entry.match_id,
                 }),
             });
         }
@@ -557,7 +565,7 @@ impl Engine {
                 command: envelope.command.clone(),
                 batch_len,
             };
-            self.remember(last.seq, last.at_ms, &applied);
+            self.remember(last.seq, last.at_ms, last.match_id(), &applied);
             self.forget_old_keys(last.at_ms);
             if let Some(log) = &mut self.log.0 {
                 log.last_mut().expect("the batch is logged").applied = Some(applied.clone());
@@ -588,7 +596,7 @@ impl Engine {
                 stake,
                 first,
             } => self.challenge(actor, opponent, game, stake, first, b),
-            Command::AcceptChallenge { match_id } => self.accept(actor, match_id, b),
+            Command::AcceptChallenge { match_id, terms } => self.accept(actor, match_id, terms, b),
             Command::DeclineChallenge { match_id } => self.decline(actor, match_id, b),
             Command::JoinQueue { game, stake } => self.join_queue(actor, game, stake, b),
             Command::Cancel { match_id } => self.cancel(actor, match_id, b),
@@ -732,8 +740,20 @@ impl Engine {
         Ok((m, challenge))
     }
 
-    fn accept(&mut self, actor: Address, id: MatchId, b: &mut Batch) -> Result<(), EngineError> {
+    fn accept(
+        &mut self,
+        actor: Address,
+        id: MatchId,
+        terms: Option<Terms>,
+        b: &mut Batch,
+    ) -> Result<(), EngineError> {
         let (m, challenge) = self.open_challenge(actor, id)?;
+        // What is accepted is what the accepter saw, or nothing.
+        if let Some(what) = terms
+            .and_then(|t| t.differs_from(m.stake, m.game(), challenge.challenger, challenge.first))
+        {
+            return Err(EngineError::TermsDiffer { what });
+        }
         if b.now >= challenge.expires_at_ms {
             return Err(EngineError::ChallengeExpired);
         }
@@ -742,8 +762,15 @@ impl Engine {
         // one withdraws the acceptor's own (its stake comes back first), instead of each
         // challenge blocking the other until one of them is cancelled by hand.
         match self.crossed_challenge(actor, challenge.challenger) {
-            Some((own, refund)) => {
-                // The last check: nothing below can refuse once the withdrawal is emitted.
+            Some((own, own_stake)) => {
+                // The withdrawal is a cancel, refunded as a cancel is (the same settlement
+                // `finish` makes below). The last check: nothing below can refuse once the
+                // withdrawal is emitted.
+                let refund = self
+                    .config
+                    .payouts
+                    .settle(EndReason::Cancelled, own_stake, own_stake)
+                    .to_each;
                 self.ensure_stake_after_refund(actor, stake, refund)?;
                 self.finish(b, own, EndReason::Cancelled, None, CellSet::EMPTY);
             }
@@ -1284,50 +1311,22 @@ impl Engine {
         let m = &self.matches[&id];
         let escrow = Account::Escrow(id);
         let pot = self.ledger.balance(escrow);
-        let stake = m.stake;
-        let payouts = self.config.payouts;
         let humans: ArrayVec<Address, 2> = m.participants();
         let winner_address = winner.and_then(|p| m.seat(p)).and_then(|s| s.address());
+        let settlement = self.config.payouts.settle(reason, m.stake, pot);
         let mut pay: ArrayVec<(Address, u128, TransferReason), 2> = ArrayVec::new();
-        match reason {
-            EndReason::Win | EndReason::Forfeit => {
-                if let Some(w) = winner_address {
-                    pay.push((
-                        w,
-                        share(pot, payouts.win_bps_of_pot),
-                        TransferReason::Payout,
-                    ));
-                }
+        if reason.was_played() && reason != EndReason::Draw {
+            if let Some(w) = winner_address {
+                pay.push((w, settlement.to_winner, TransferReason::Payout));
             }
-            EndReason::Timeout => {
-                if let Some(w) = winner_address {
-                    pay.push((
-                        w,
-                        share(pot, payouts.timeout_bps_of_pot),
-                        TransferReason::Payout,
-                    ));
-                }
-            }
-            EndReason::Draw => {
-                for &h in &humans {
-                    pay.push((
-                        h,
-                        share(stake, payouts.draw_bps_of_stake),
-                        TransferReason::Payout,
-                    ));
-                }
-            }
-            EndReason::Cancelled => {
-                pay.push((
-                    m.host,
-                    share(stake, payouts.cancel_bps_of_stake),
-                    TransferReason::Refund,
-                ));
-            }
-            EndReason::Declined | EndReason::Expired | EndReason::Aborted => {
-                for &h in &humans {
-                    pay.push((h, stake, TransferReason::Refund));
-                }
+        } else {
+            let why = if reason == EndReason::Draw {
+                TransferReason::Payout
+            } else {
+                TransferReason::Refund
+            };
+            for &h in &humans {
+                pay.push((h, settlement.to_each, why));
             }
         }
         let paid: u128 = pay.iter().map(|p| p.1).sum();
@@ -1514,7 +1513,7 @@ impl Engine {
         self.next_seq += 1;
         self.clock_ms = now;
         if let Some(applied) = &event.applied {
-            self.remember(event.seq, now, applied);
+            self.remember(event.seq, now, event.match_id(), applied);
         }
         self.forget_old_keys(now);
         self.forget_old_matches(now);
@@ -1603,7 +1602,17 @@ impl Engine {
         }
     }
 
-    fn remember(&mut self, last_seq: u64, at_ms: u64, applied: &Applied) {
+    /// Remembers a keyed command by its last event (at `last_seq`, of `match_id`): every
+    /// command's last event belongs to the match it concerned (a challenge's escrow or
+    /// issue, a start's last escrow or the computer's reply, a move's ending), or to none
+    /// for money that is no match's.
+    fn remember(
+        &mut self,
+        last_seq: u64,
+        at_ms: u64,
+        match_id: Option<MatchId>,
+        applied: &Applied,
+    ) {
         let first_seq = last_seq + 1 - u64::from(applied.batch_len);
         self.idempotency.insert(
             (applied.actor, applied.key),
@@ -1612,6 +1621,7 @@ impl Engine {
                 first_seq,
                 last_seq,
                 at_ms,
+                match_id,
             },
         );
         self.idempotency_order

@@ -95,6 +95,12 @@ pub enum EngineError {
     /// 127: the match's clock ran out before this move; the clock's next tick ends it (by
     /// timeout, or abort before the first move).
     ClockRanOut,
+    /// 128: the challenge's terms are not those the acceptance stated (it saw other ones).
+    TermsDiffer {
+        /// The first term that differs: `stake`, `game`, `challenger` or `first mover` (or,
+        /// for an agents' acceptance that names the proposal's match, `match`).
+        what: &'static str,
+    },
 }
 
 impl From<MoveError> for EngineError {
@@ -105,7 +111,7 @@ impl From<MoveError> for EngineError {
 
 impl EngineError {
     /// One of each variant (with placeholder data), for tests and documentation.
-    pub const ALL: [EngineError; 34] = [
+    pub const ALL: [EngineError; 35] = [
         EngineError::Move(MoveError::GameOver),
         EngineError::Move(MoveError::InvalidPosition),
         EngineError::Move(MoveError::NotYourTurn),
@@ -145,6 +151,7 @@ impl EngineError {
         EngineError::ZeroAddress,
         EngineError::StakedAbort,
         EngineError::ClockRanOut,
+        EngineError::TermsDiffer { what: "stake" },
     ];
 
     /// The stable numeric code.
@@ -180,6 +187,7 @@ impl EngineError {
             EngineError::ZeroAddress => 125,
             EngineError::StakedAbort => 126,
             EngineError::ClockRanOut => 127,
+            EngineError::TermsDiffer { .. } => 128,
         }
     }
 
@@ -216,6 +224,7 @@ impl EngineError {
             EngineError::ZeroAddress => "zero_address",
             EngineError::StakedAbort => "staked_abort",
             EngineError::ClockRanOut => "clock_ran_out",
+            EngineError::TermsDiffer { .. } => "terms_differ",
         }
     }
 }
@@ -309,6 +318,10 @@ impl fmt::Display for EngineError {
             ),
             EngineError::ClockRanOut => f.write_str(
                 "the move clock ran out before this move; the match is ending by timeout, so start a new one",
+            ),
+            EngineError::TermsDiffer { what } => write!(
+                f,
+                "this challenge's {what} is not the one you accepted; nothing was done: look at the challenge again and accept its terms if you want them"
             ),
         }
     }

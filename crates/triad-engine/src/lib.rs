@@ -50,8 +50,8 @@ mod stats;
 
 pub use address::{Address, IdempotencyKey, InvalidAddress, MatchId};
 pub use amount::{AmountError, parse_amount};
-pub use command::{Command, Envelope, Level, StartChoice};
-pub use config::{Bps, Config, PayoutRules, RematchStart, share};
+pub use command::{Command, Envelope, Level, StartChoice, Terms};
+pub use config::{Bps, Config, PayoutRules, RematchStart, Settlement, share};
 pub use engine::{Duplicate, Engine, Ranking, Receipt};
 pub use error::EngineError;
 pub use event::{

@@ -105,7 +105,13 @@ fn scripted_challenges_agree_with_a_scan() {
     check(&t, &p, "a decline");
     t.ok(p[3], Command::Cancel { match_id: to0[2] });
     check(&t, &p, "a withdrawal");
-    t.ok(p[0], Command::AcceptChallenge { match_id: to0[0] });
+    t.ok(
+        p[0],
+        Command::AcceptChallenge {
+            match_id: to0[0],
+            terms: None,
+        },
+    );
     check(&t, &p, "an acceptance");
     assert_eq!(
         ids(t.engine.incoming_challenges(p[0]).map(|m| m.id)),
@@ -126,7 +132,13 @@ fn scripted_challenges_agree_with_a_scan() {
         ids(t.engine.incoming_challenges(p[3]).map(|m| m.id)),
         vec![from5]
     );
-    t.ok(p[5], Command::AcceptChallenge { match_id: from3 });
+    t.ok(
+        p[5],
+        Command::AcceptChallenge {
+            match_id: from3,
+            terms: None,
+        },
+    );
     check(&t, &p, "a crossed acceptance");
     assert_eq!(t.phase(from5), Phase::Finished);
     assert_eq!(t.result(from5).reason, EndReason::Cancelled);
@@ -198,6 +210,7 @@ fn random_challenges_agree_with_a_scan_after_every_command() {
             },
             3 | 4 => Command::AcceptChallenge {
                 match_id: pick(&mut g, &incoming),
+                terms: None,
             },
             5 => Command::DeclineChallenge {
                 match_id: pick(&mut g, &incoming),
@@ -211,7 +224,7 @@ fn random_challenges_agree_with_a_scan_after_every_command() {
             }
         };
         let receipt = t.run(who, command.clone());
-        if let (Command::AcceptChallenge { match_id }, Ok(r)) = (&command, &receipt) {
+        if let (Command::AcceptChallenge { match_id, .. }, Ok(r)) = (&command, &receipt) {
             crossed += r
                 .events
                 .iter()

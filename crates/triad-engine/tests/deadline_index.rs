@@ -131,7 +131,13 @@ fn next_deadline_and_ticks_agree_with_a_scan_of_the_live_matches() {
     // and a forfeit (id 43) leave the index.
     t.at(985_000);
     let (accepted, declined, moved, forfeited) = (ids[45], ids[40], ids[47], ids[42]);
-    t.ok(player(91), Command::AcceptChallenge { match_id: accepted });
+    t.ok(
+        player(91),
+        Command::AcceptChallenge {
+            match_id: accepted,
+            terms: None,
+        },
+    );
     t.ok(player(81), Command::DeclineChallenge { match_id: declined });
     t.play(moved, &[(0, Mark::O)]);
     t.ok(

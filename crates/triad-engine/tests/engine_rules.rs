@@ -7,7 +7,7 @@ use common::*;
 use triad_engine::{
     Account, Address, Command, Config, Duplicate, EndReason, Engine, EngineError, Envelope,
     EventKind, IdempotencyKey, Level, MatchId, Origin, Phase, Ranking, RematchStart, Seat,
-    StartChoice, Transfer, TransferReason,
+    StartChoice, Terms, Transfer, TransferReason,
 };
 use triad_rules::{Mark, Player};
 
@@ -121,9 +121,22 @@ fn one_active_match_per_address_whatever_the_kind_of_match() {
     };
     t.expect_err(ALICE, challenge, 102);
     let id = t.challenge(BOB, ALICE, TTT, 0, StartChoice::Challenger);
-    t.expect_err(ALICE, Command::AcceptChallenge { match_id: id }, 102);
+    t.expect_err(
+        ALICE,
+        Command::AcceptChallenge {
+            match_id: id,
+            terms: None,
+        },
+        102,
+    );
     t.ok(ALICE, Command::Forfeit { match_id: computer });
-    t.ok(ALICE, Command::AcceptChallenge { match_id: id });
+    t.ok(
+        ALICE,
+        Command::AcceptChallenge {
+            match_id: id,
+            terms: None,
+        },
+    );
     assert_eq!(t.active(ALICE), Some(id));
 }
 
@@ -166,7 +179,13 @@ fn challenge_escrows_the_challengers_stake_and_acceptance_the_opponents() {
         ref other => panic!("{other:?}"),
     }
     t.assert_balances(&[(ALICE, ETHER), (BOB, 2 * ETHER)]);
-    let r = t.ok(BOB, Command::AcceptChallenge { match_id: id });
+    let r = t.ok(
+        BOB,
+        Command::AcceptChallenge {
+            match_id: id,
+            terms: None,
+        },
+    );
     assert_eq!(
         kinds(&r.events),
         ["challenge_accepted", "game_started", "transferred"]
@@ -183,11 +202,23 @@ fn challenge_escrows_the_challengers_stake_and_acceptance_the_opponents() {
 fn challenge_start_choice_challenger_or_opponent() {
     let mut t = Table::new();
     let id = t.challenge(ALICE, BOB, TTT, 0, StartChoice::Challenger);
-    t.ok(BOB, Command::AcceptChallenge { match_id: id });
+    t.ok(
+        BOB,
+        Command::AcceptChallenge {
+            match_id: id,
+            terms: None,
+        },
+    );
     assert_eq!(t.mover(id), ALICE);
     t.ok(ALICE, Command::Forfeit { match_id: id });
     let id = t.challenge(ALICE, BOB, TTT, 0, StartChoice::Opponent);
-    t.ok(BOB, Command::AcceptChallenge { match_id: id });
+    t.ok(
+        BOB,
+        Command::AcceptChallenge {
+            match_id: id,
+            terms: None,
+        },
+    );
     assert_eq!(t.mover(id), BOB);
     assert_eq!(t.seat(id, Player::First), BOB);
 }
@@ -197,7 +228,13 @@ fn challenge_random_start_comes_from_the_seeded_generator() {
     let starter = |seed: u64| {
         let mut t = Table::with(|c| c.seed = seed);
         let id = t.challenge(ALICE, BOB, TTT, 0, StartChoice::Random);
-        t.ok(BOB, Command::AcceptChallenge { match_id: id });
+        t.ok(
+            BOB,
+            Command::AcceptChallenge {
+                match_id: id,
+                terms: None,
+            },
+        );
         t.mover(id)
     };
     let starters: Vec<Address> = (0..16).map(starter).collect();
@@ -233,7 +270,14 @@ fn declined_challenge_refunds_the_challenger_in_full() {
     assert_eq!(t.result(id).reason, EndReason::Declined);
     t.assert_balances(&[(ALICE, ETHER), (BOB, 0)]);
     t.assert_reserve(0);
-    t.expect_err(BOB, Command::AcceptChallenge { match_id: id }, 107);
+    t.expect_err(
+        BOB,
+        Command::AcceptChallenge {
+            match_id: id,
+            terms: None,
+        },
+        107,
+    );
 }
 
 #[test]
@@ -246,7 +290,13 @@ fn crossed_challenges_accepting_one_withdraws_the_acceptors_own() {
     let bobs = t.challenge(BOB, ALICE, SOS, ETHER, StartChoice::Challenger);
     t.assert_balances(&[(ALICE, 0), (BOB, 0)]);
     // Bob accepts Alice's: his own is withdrawn and refunded first, then escrowed again.
-    let r = t.ok(BOB, Command::AcceptChallenge { match_id: alices });
+    let r = t.ok(
+        BOB,
+        Command::AcceptChallenge {
+            match_id: alices,
+            terms: None,
+        },
+    );
     assert_eq!(
         kinds(&r.events),
         [
@@ -263,7 +313,14 @@ fn crossed_challenges_accepting_one_withdraws_the_acceptors_own() {
     assert_eq!(t.escrow(bobs), 0);
     t.assert_balances(&[(ALICE, 0), (BOB, 0)]);
     // Alice's answer to Bob's withdrawn challenge is refused, and changes nothing.
-    t.expect_err(ALICE, Command::AcceptChallenge { match_id: bobs }, 107);
+    t.expect_err(
+        ALICE,
+        Command::AcceptChallenge {
+            match_id: bobs,
+            terms: None,
+        },
+        107,
+    );
     t.check_replay();
 }
 
@@ -273,7 +330,14 @@ fn accepting_keeps_a_challenge_to_someone_else_and_refuses() {
     let alices = t.challenge(ALICE, BOB, TTT, 0, StartChoice::Challenger);
     let bobs = t.challenge(BOB, CAROL, TTT, 0, StartChoice::Challenger);
     // Bob's open challenge is to Carol, not Alice: it is not withdrawn behind his back.
-    let err = t.expect_err(BOB, Command::AcceptChallenge { match_id: alices }, 102);
+    let err = t.expect_err(
+        BOB,
+        Command::AcceptChallenge {
+            match_id: alices,
+            terms: None,
+        },
+        102,
+    );
     assert_eq!(err, EngineError::AlreadyInMatch { match_id: bobs });
     assert_eq!(t.phase(bobs), Phase::Waiting);
 }
@@ -286,7 +350,14 @@ fn crossed_challenge_refund_counts_toward_the_stake_but_a_shortfall_refuses() {
     let alices = t.challenge(ALICE, BOB, TTT, tenths(3), StartChoice::Challenger);
     let bobs = t.challenge(BOB, ALICE, TTT, tenths(1), StartChoice::Challenger);
     // Bob holds 0.1 and gets 0.1 back: 2 of the 3 needed. Refused, his challenge stands.
-    let err = t.expect_err(BOB, Command::AcceptChallenge { match_id: alices }, 105);
+    let err = t.expect_err(
+        BOB,
+        Command::AcceptChallenge {
+            match_id: alices,
+            terms: None,
+        },
+        105,
+    );
     assert_eq!(
         err,
         EngineError::InsufficientBalance {
@@ -296,10 +367,230 @@ fn crossed_challenge_refund_counts_toward_the_stake_but_a_shortfall_refuses() {
     );
     assert_eq!(t.phase(bobs), Phase::Waiting);
     t.fund(BOB, tenths(1));
-    t.ok(BOB, Command::AcceptChallenge { match_id: alices });
+    t.ok(
+        BOB,
+        Command::AcceptChallenge {
+            match_id: alices,
+            terms: None,
+        },
+    );
     assert_eq!(t.result(bobs).reason, EndReason::Cancelled);
     t.assert_balances(&[(ALICE, 0), (BOB, 0)]);
     assert_eq!(t.escrow(alices), tenths(6));
+}
+
+#[test]
+fn crossed_challenge_refund_is_the_cancel_refund_whatever_the_cancel_share() {
+    // Half a stake back on a cancel: the withdrawn challenge refunds half, and the
+    // acceptance counts exactly that toward the stake (it once counted the whole stake,
+    // and the ledger's overdraw check panicked the engine).
+    let mut t = Table::with(|c| c.payouts.cancel_bps_of_stake = 5_000);
+    t.fund(ALICE, ETHER);
+    t.fund(BOB, ETHER);
+    let alices = t.challenge(ALICE, BOB, TTT, ETHER, StartChoice::Challenger);
+    let bobs = t.challenge(BOB, ALICE, TTT, ETHER, StartChoice::Challenger);
+    // Bob holds nothing and gets half his stake back: short of the stake. Refused, and his
+    // challenge stands.
+    let err = t.expect_err(
+        BOB,
+        Command::AcceptChallenge {
+            match_id: alices,
+            terms: None,
+        },
+        105,
+    );
+    assert_eq!(
+        err,
+        EngineError::InsufficientBalance {
+            needed: ETHER,
+            available: ETHER / 2
+        }
+    );
+    assert_eq!(t.phase(bobs), Phase::Waiting);
+    t.fund(BOB, ETHER / 2);
+    let r = t.ok(
+        BOB,
+        Command::AcceptChallenge {
+            match_id: alices,
+            terms: None,
+        },
+    );
+    assert_eq!(
+        transfers(&r)[..2],
+        [
+            from_escrow(
+                bobs,
+                Account::Player(BOB),
+                ETHER / 2,
+                TransferReason::Refund
+            ),
+            from_escrow(
+                bobs,
+                Account::Reserve,
+                ETHER / 2,
+                TransferReason::ReserveShare
+            ),
+        ]
+    );
+    assert_eq!(t.result(bobs).reason, EndReason::Cancelled);
+    assert_eq!(t.escrow(alices), 2 * ETHER);
+    t.assert_balances(&[(ALICE, 0), (BOB, 0)]);
+    t.assert_reserve(ETHER / 2);
+    t.check_replay();
+}
+
+#[test]
+fn an_acceptance_binds_to_the_terms_it_states() {
+    let mut t = Table::new();
+    t.fund(ALICE, ETHER);
+    t.fund(BOB, ETHER);
+    let id = t.challenge(ALICE, BOB, SOS, ETHER, StartChoice::Opponent);
+    let seen = Terms {
+        stake: Some(ETHER),
+        game: Some(SOS),
+        challenger: Some(ALICE),
+        first: Some(StartChoice::Opponent),
+    };
+    // Each term that differs refuses the acceptance, naming it; nothing moves.
+    for (terms, what) in [
+        (
+            Terms {
+                stake: Some(0),
+                ..seen
+            },
+            "stake",
+        ),
+        (
+            Terms {
+                stake: Some(ETHER - 1),
+                ..seen
+            },
+            "stake",
+        ),
+        (
+            Terms {
+                game: Some(TTT),
+                ..seen
+            },
+            "game",
+        ),
+        (
+            Terms {
+                challenger: Some(CAROL),
+                ..seen
+            },
+            "challenger",
+        ),
+        (
+            Terms {
+                first: Some(StartChoice::Random),
+                ..seen
+            },
+            "first mover",
+        ),
+    ] {
+        let err = t.expect_err(
+            BOB,
+            Command::AcceptChallenge {
+                match_id: id,
+                terms: Some(terms),
+            },
+            128,
+        );
+        assert_eq!(err, EngineError::TermsDiffer { what });
+    }
+    t.assert_balances(&[(ALICE, 0), (BOB, ETHER)]);
+    assert_eq!(t.phase(id), Phase::Waiting);
+    // Only the stake stated, or every term as the challenge has them: accepted.
+    let mut u = Table {
+        engine: t.engine.clone(),
+        now: t.now,
+    };
+    u.ok(
+        BOB,
+        Command::AcceptChallenge {
+            match_id: id,
+            terms: Some(Terms {
+                stake: Some(ETHER),
+                ..Terms::default()
+            }),
+        },
+    );
+    t.ok(
+        BOB,
+        Command::AcceptChallenge {
+            match_id: id,
+            terms: Some(seen),
+        },
+    );
+    assert_eq!(t.phase(id), Phase::Ready);
+    t.assert_balances(&[(ALICE, 0), (BOB, 0)]);
+    t.check_replay();
+}
+
+#[test]
+fn a_refused_acceptance_does_not_withdraw_the_acceptors_crossed_challenge() {
+    let mut t = Table::new();
+    let alices = t.challenge(ALICE, BOB, TTT, 0, StartChoice::Challenger);
+    let bobs = t.challenge(BOB, ALICE, TTT, 0, StartChoice::Challenger);
+    let staked = Terms {
+        stake: Some(5),
+        ..Terms::default()
+    };
+    t.expect_err(
+        BOB,
+        Command::AcceptChallenge {
+            match_id: alices,
+            terms: Some(staked),
+        },
+        128,
+    );
+    assert_eq!(t.phase(bobs), Phase::Waiting);
+    assert_eq!(t.active(BOB), Some(bobs));
+}
+
+#[test]
+fn a_keyed_resend_names_the_original_match_not_the_actors_current_one() {
+    let mut t = Table::new();
+    t.fund(ALICE, ETHER);
+    let free = Command::Challenge {
+        opponent: BOB,
+        game: TTT,
+        stake: 0,
+        first: StartChoice::Challenger,
+    };
+    let first = match_id(&t.run_keyed(ALICE, 7, free.clone()).unwrap());
+    t.ok(ALICE, Command::Cancel { match_id: first });
+    // Alice now has a staked challenge to Bob; the free one's key still means the free one.
+    let staked = t.challenge(ALICE, BOB, TTT, ETHER, StartChoice::Challenger);
+    let again = t.run_keyed(ALICE, 7, free.clone()).unwrap();
+    let Some(Duplicate::Command { match_id, .. }) = again.duplicate else {
+        panic!("a duplicate: {again:?}");
+    };
+    assert_eq!(match_id, Some(first));
+    assert_ne!(match_id, Some(staked));
+    // The same after a replay, which rebuilds the keys from the log.
+    let mut replayed = Engine::replay(t.engine.config().clone(), t.engine.log_for_tests());
+    let envelope = Envelope::new(ALICE, t.now, free).with_key(IdempotencyKey(7));
+    assert_eq!(
+        replayed.execute(&envelope).unwrap().duplicate,
+        Some(Duplicate::Command {
+            first_seq: 2,
+            last_seq: 2,
+            match_id: Some(first)
+        })
+    );
+    // Money with no match: no match.
+    let deposit = Command::Deposit {
+        to: ALICE,
+        amount: 1,
+    };
+    t.run_keyed(OWNER, 8, deposit.clone()).unwrap();
+    let dup = t.run_keyed(OWNER, 8, deposit).unwrap().duplicate;
+    assert!(
+        matches!(dup, Some(Duplicate::Command { match_id: None, .. })),
+        "{dup:?}"
+    );
 }
 
 #[test]
@@ -333,7 +624,14 @@ fn challenge_expires_on_the_tick_after_ten_minutes_with_a_full_refund() {
     t.assert_free(ALICE);
     assert_eq!(t.engine.next_deadline_ms(), None);
     // Too late to accept: it says so.
-    t.expect_err(BOB, Command::AcceptChallenge { match_id: id }, 109);
+    t.expect_err(
+        BOB,
+        Command::AcceptChallenge {
+            match_id: id,
+            terms: None,
+        },
+        109,
+    );
 }
 
 #[test]
@@ -346,11 +644,21 @@ fn challenge_cannot_be_accepted_after_its_expiry_even_before_the_tick() {
         .execute(&Envelope::new(
             BOB,
             t.now,
-            Command::AcceptChallenge { match_id: id },
+            Command::AcceptChallenge {
+                match_id: id,
+                terms: None,
+            },
         ))
         .expect("a millisecond before expiry it can be accepted");
     t.at(CHALLENGE_TTL_MS);
-    t.expect_err(BOB, Command::AcceptChallenge { match_id: id }, 109);
+    t.expect_err(
+        BOB,
+        Command::AcceptChallenge {
+            match_id: id,
+            terms: None,
+        },
+        109,
+    );
     assert_eq!(t.phase(id), Phase::Waiting);
 }
 
@@ -370,7 +678,14 @@ fn a_free_challenge_can_be_withdrawn_at_any_time() {
     let r = t.ok(ALICE, Command::Cancel { match_id: id });
     assert_eq!(kinds(&r.events), ["game_ended"], "nothing to refund");
     assert_eq!(t.result(id).reason, EndReason::Cancelled);
-    t.expect_err(BOB, Command::AcceptChallenge { match_id: id }, 107);
+    t.expect_err(
+        BOB,
+        Command::AcceptChallenge {
+            match_id: id,
+            terms: None,
+        },
+        107,
+    );
     t.assert_free(ALICE);
 }
 
@@ -400,14 +715,28 @@ fn only_the_challenged_player_answers_and_only_the_challenger_withdraws() {
     let mut t = Table::new();
     let id = t.challenge(ALICE, BOB, TTT, 0, StartChoice::Challenger);
     for who in [ALICE, CAROL] {
-        t.expect_err(who, Command::AcceptChallenge { match_id: id }, 108);
+        t.expect_err(
+            who,
+            Command::AcceptChallenge {
+                match_id: id,
+                terms: None,
+            },
+            108,
+        );
         t.expect_err(who, Command::DeclineChallenge { match_id: id }, 108);
     }
     t.expect_err(BOB, Command::Cancel { match_id: id }, 108);
     t.expect_err(CAROL, Command::Cancel { match_id: id }, 101);
     // A queue match is nobody's challenge.
     let queued = t.join(DAVE, TTT, 0);
-    t.expect_err(ERIN, Command::AcceptChallenge { match_id: queued }, 108);
+    t.expect_err(
+        ERIN,
+        Command::AcceptChallenge {
+            match_id: queued,
+            terms: None,
+        },
+        108,
+    );
 }
 
 #[test]
@@ -416,7 +745,14 @@ fn accepting_a_staked_challenge_needs_the_stake() {
     t.fund(ALICE, ETHER);
     t.fund(BOB, ETHER / 2);
     let id = t.challenge(ALICE, BOB, SOS, ETHER, StartChoice::Challenger);
-    let err = t.expect_err(BOB, Command::AcceptChallenge { match_id: id }, 105);
+    let err = t.expect_err(
+        BOB,
+        Command::AcceptChallenge {
+            match_id: id,
+            terms: None,
+        },
+        105,
+    );
     assert_eq!(
         err,
         EngineError::InsufficientBalance {
@@ -1392,7 +1728,8 @@ fn a_resubmitted_command_applies_once() {
         again.duplicate,
         Some(Duplicate::Command {
             first_seq: seq,
-            last_seq: seq
+            last_seq: seq,
+            match_id: None
         })
     );
     assert!(again.events.is_empty());
@@ -1411,7 +1748,8 @@ fn a_resubmitted_command_applies_once() {
         again.duplicate,
         Some(Duplicate::Command {
             first_seq: first.events[0].seq,
-            last_seq: first.events[1].seq
+            last_seq: first.events[1].seq,
+            match_id: Some(match_id(&first))
         })
     );
     assert_eq!(t.balance(BOB), 0);
@@ -1657,7 +1995,13 @@ fn events_have_a_global_gapless_seq_and_a_time() {
     let b = t.challenge(BOB, CAROL, SOS, 0, StartChoice::Challenger);
     t.at(30);
     t.join(DAVE, TTT, 0);
-    t.ok(CAROL, Command::AcceptChallenge { match_id: b });
+    t.ok(
+        CAROL,
+        Command::AcceptChallenge {
+            match_id: b,
+            terms: None,
+        },
+    );
     t.at(40);
     t.play_ttt(a, &[4]);
     let log = t.engine.log_for_tests();
@@ -1818,7 +2162,13 @@ fn a_replay_of_the_log_equals_the_engine_at_every_step() {
     t.fund(ALICE, ETHER);
     t.fund(BOB, ETHER);
     let id = t.challenge(ALICE, BOB, SOS, ETHER, StartChoice::Random);
-    t.ok(BOB, Command::AcceptChallenge { match_id: id });
+    t.ok(
+        BOB,
+        Command::AcceptChallenge {
+            match_id: id,
+            terms: None,
+        },
+    );
     t.check_replay();
     let mover = t.mover(id);
     t.mv(mover, id, 4, Mark::O);

@@ -9,7 +9,7 @@ mod common;
 use std::collections::BTreeSet;
 
 use common::*;
-use triad_engine::{Address, Command, EngineError, Level, MatchId, StartChoice};
+use triad_engine::{Address, Command, EngineError, Level, MatchId, StartChoice, Terms};
 use triad_rules::{Mark, MoveError, Player};
 
 macro_rules! code_tests {
@@ -48,7 +48,10 @@ fn challenge(opponent: Address, stake: u128) -> Command {
 /// Every command that names a match.
 fn match_commands(id: MatchId) -> Vec<Command> {
     vec![
-        Command::AcceptChallenge { match_id: id },
+        Command::AcceptChallenge {
+            match_id: id,
+            terms: None,
+        },
         Command::DeclineChallenge { match_id: id },
         Command::Cancel { match_id: id },
         Command::Move {
@@ -153,7 +156,7 @@ code_tests! {
         let errors = vec![
             t.expect_err(ALICE, Command::JoinQueue { game: SOS, stake: 0 }, 102),
             t.expect_err(ALICE, challenge(CAROL, 0), 102),
-            t.expect_err(ALICE, Command::AcceptChallenge { match_id: other }, 102),
+            t.expect_err(ALICE, Command::AcceptChallenge { match_id: other, terms: None }, 102),
             t.expect_err(
                 ALICE,
                 Command::PlayComputer { game: TTT, level: Level::Random, side: Player::First },
@@ -187,7 +190,7 @@ code_tests! {
         vec![
             t.expect_err(BOB, Command::JoinQueue { game: TTT, stake: 1 }, 105),
             t.expect_err(BOB, challenge(CAROL, 1), 105),
-            t.expect_err(BOB, Command::AcceptChallenge { match_id: id }, 105),
+            t.expect_err(BOB, Command::AcceptChallenge { match_id: id, terms: None }, 105),
             t.expect_err(BOB, Command::Withdraw { amount: 1 }, 105),
             t.expect_err(ALICE, Command::Withdraw { amount: 1 }, 105),
         ]
@@ -215,9 +218,9 @@ code_tests! {
         t.ok(DAVE, Command::DeclineChallenge { match_id: declined });
         vec![
             t.expect_err(ALICE, Command::Cancel { match_id: id }, 107),
-            t.expect_err(BOB, Command::AcceptChallenge { match_id: id }, 107),
+            t.expect_err(BOB, Command::AcceptChallenge { match_id: id, terms: None }, 107),
             t.expect_err(BOB, Command::DeclineChallenge { match_id: id }, 107),
-            t.expect_err(DAVE, Command::AcceptChallenge { match_id: declined }, 107),
+            t.expect_err(DAVE, Command::AcceptChallenge { match_id: declined, terms: None }, 107),
             t.expect_err(CAROL, Command::Cancel { match_id: declined }, 107),
         ]
     }
@@ -227,11 +230,11 @@ code_tests! {
         let id = t.challenge(ALICE, BOB, TTT, 0, StartChoice::Challenger);
         let queued = t.join(CAROL, TTT, 0);
         vec![
-            t.expect_err(ALICE, Command::AcceptChallenge { match_id: id }, 108),
-            t.expect_err(DAVE, Command::AcceptChallenge { match_id: id }, 108),
+            t.expect_err(ALICE, Command::AcceptChallenge { match_id: id, terms: None }, 108),
+            t.expect_err(DAVE, Command::AcceptChallenge { match_id: id, terms: None }, 108),
             t.expect_err(DAVE, Command::DeclineChallenge { match_id: id }, 108),
             t.expect_err(BOB, Command::Cancel { match_id: id }, 108),
-            t.expect_err(DAVE, Command::AcceptChallenge { match_id: queued }, 108),
+            t.expect_err(DAVE, Command::AcceptChallenge { match_id: queued, terms: None }, 108),
         ]
     }
 
@@ -239,10 +242,10 @@ code_tests! {
         let mut t = Table::new();
         let id = t.challenge(ALICE, BOB, TTT, 0, StartChoice::Challenger);
         t.at(CHALLENGE_TTL_MS);
-        let before_tick = t.expect_err(BOB, Command::AcceptChallenge { match_id: id }, 109);
+        let before_tick = t.expect_err(BOB, Command::AcceptChallenge { match_id: id, terms: None }, 109);
         let decline = t.expect_err(BOB, Command::DeclineChallenge { match_id: id }, 109);
         t.ok(CAROL, Command::Tick);
-        let after_tick = t.expect_err(BOB, Command::AcceptChallenge { match_id: id }, 109);
+        let after_tick = t.expect_err(BOB, Command::AcceptChallenge { match_id: id, terms: None }, 109);
         vec![before_tick, decline, after_tick]
     }
 
@@ -434,5 +437,14 @@ code_tests! {
         v.advance(MOVE_TIMEOUT_MS * 2);
         v.play_ttt(id, &[8]);
         vec![late, unstarted]
+    }
+
+    128 code_128_terms_differ {
+        let mut t = Table::new();
+        t.fund(ALICE, 10);
+        t.fund(BOB, 10);
+        let id = t.challenge(ALICE, BOB, TTT, 10, StartChoice::Challenger);
+        let free = Terms { stake: Some(0), ..Terms::default() };
+        vec![t.expect_err(BOB, Command::AcceptChallenge { match_id: id, terms: Some(free) }, 128)]
     }
 }

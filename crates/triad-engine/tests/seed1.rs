@@ -226,7 +226,14 @@ fn seed1_regression_nobody_is_put_in_a_game_without_consent() {
     let other = t.queue_match(CAROL, BOB, TTT, 0);
     assert_eq!(t.active(BOB), Some(other));
     // Only his acceptance would put him in Alice's game, and now he is busy.
-    t.expect_err(BOB, Command::AcceptChallenge { match_id: id }, 102);
+    t.expect_err(
+        BOB,
+        Command::AcceptChallenge {
+            match_id: id,
+            terms: None,
+        },
+        102,
+    );
 }
 
 #[test]
@@ -243,6 +250,7 @@ fn seed1_regression_anyone_challenging_b_does_not_block_b() {
         BOB,
         Command::AcceptChallenge {
             match_id: from_carol,
+            terms: None,
         },
     );
     assert_eq!(t.active(BOB), Some(from_carol));
@@ -255,6 +263,7 @@ fn seed1_regression_anyone_challenging_b_does_not_block_b() {
         BOB,
         Command::AcceptChallenge {
             match_id: from_alice,
+            terms: None,
         },
         102,
     );
@@ -268,6 +277,7 @@ fn seed1_regression_anyone_challenging_b_does_not_block_b() {
         BOB,
         Command::AcceptChallenge {
             match_id: from_alice,
+            terms: None,
         },
     );
     t.ok(
@@ -295,9 +305,22 @@ fn seed1_challenging_a_busy_player_waits_for_their_consent() {
     let mut t = Table::new();
     let busy = t.challenge_match(BOB, CAROL, TTT, 0);
     let id = t.challenge(ALICE, BOB, TTT, 0, StartChoice::Challenger);
-    t.expect_err(BOB, Command::AcceptChallenge { match_id: id }, 102);
+    t.expect_err(
+        BOB,
+        Command::AcceptChallenge {
+            match_id: id,
+            terms: None,
+        },
+        102,
+    );
     t.play_ttt(busy, &[0, 3, 1, 4, 2]);
-    t.ok(BOB, Command::AcceptChallenge { match_id: id });
+    t.ok(
+        BOB,
+        Command::AcceptChallenge {
+            match_id: id,
+            terms: None,
+        },
+    );
     assert_eq!(t.phase(id), Phase::Ready);
 }
 

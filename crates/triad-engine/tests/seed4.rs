@@ -15,7 +15,13 @@ use triad_rules::{Mark, Player};
 fn seed_4_example_game_is_refereed_and_recorded() {
     let mut t = Table::new();
     let id = t.challenge(ALICE, BOB, TTT, 0, StartChoice::Challenger);
-    t.ok(BOB, Command::AcceptChallenge { match_id: id });
+    t.ok(
+        BOB,
+        Command::AcceptChallenge {
+            match_id: id,
+            terms: None,
+        },
+    );
     let boards = [
         "----X----",
         "-O--X----",
@@ -103,7 +109,13 @@ fn only_a_seated_player_of_a_match_in_play_may_abort() {
     let id = t.challenge(ALICE, BOB, TTT, 0, StartChoice::Opponent);
     t.expect_err(ALICE, Command::Abort { match_id: id }, 112);
     t.expect_err(BOB, Command::Abort { match_id: id }, 101);
-    t.ok(BOB, Command::AcceptChallenge { match_id: id });
+    t.ok(
+        BOB,
+        Command::AcceptChallenge {
+            match_id: id,
+            terms: None,
+        },
+    );
     t.expect_err(CAROL, Command::Abort { match_id: id }, 101);
     t.expect_err(
         ALICE,
@@ -177,7 +189,13 @@ fn the_same_two_agents_play_game_after_game() {
             (BOB, ALICE)
         };
         let id = t.challenge(x, o, TTT, 0, StartChoice::Challenger);
-        t.ok(o, Command::AcceptChallenge { match_id: id });
+        t.ok(
+            o,
+            Command::AcceptChallenge {
+                match_id: id,
+                terms: None,
+            },
+        );
         // A second proposal while a game is on is refused: finish this one first.
         t.expect_err(
             x,

@@ -25,7 +25,8 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use triad_engine::{
     Account, Address, Command, Config, EndReason, Engine, EngineError, Envelope, Event, EventKind,
-    IdempotencyKey, Level, MatchId, Phase, RematchStart, Seat, StartChoice, TransferReason,
+    IdempotencyKey, Level, MatchId, PayoutRules, Phase, RematchStart, Seat, StartChoice, Terms,
+    TransferReason,
 };
 use triad_rules::{Cell, GameKind, Mark, Player};
 
@@ -78,6 +79,7 @@ impl ModelMatch {
 
 #[derive(Default)]
 struct Model {
+    rules: PayoutRules,
     matches: HashMap<MatchId, ModelMatch>,
     /// (wins, games, draws)
     stats: HashMap<Address, (u32, u32, u32)>,
@@ -86,15 +88,18 @@ struct Model {
     next_seq: u64,
 }
 
-/// Seed 3's amounts, computed here independently of the engine's payout code: the winner
-/// gets 1.8 of a pot of 2 stakes, a tie refunds 0.9 of a stake each, a timeout pays 1.9 of
-/// the pot, a cancel refunds the stake; aborts, declines and expiries refund in full.
+/// The payout rules' amounts, computed here independently of the engine's payout code
+/// (seed 3's by default: the winner gets 1.8 of a pot of 2 stakes, a tie refunds 0.9 of a
+/// stake each, a timeout pays 1.9 of the pot, a cancel refunds the stake); aborts, declines
+/// and expiries refund in full.
 fn expected_payouts(
     m: &ModelMatch,
     reason: EndReason,
     winner: Option<Player>,
+    rules: &PayoutRules,
 ) -> Vec<(Address, u128)> {
     let pot = m.escrowed;
+    let part = |amount: u128, bps: u32| amount * u128::from(bps) / 10_000;
     let winner_address = winner
         .and_then(|w| m.seats.map(|s| s[w.index()]))
         .and_then(|s| s.address());
@@ -102,20 +107,21 @@ fn expected_payouts(
     match reason {
         EndReason::Win | EndReason::Forfeit => {
             if let Some(w) = winner_address {
-                out.push((w, pot * 18 / 20));
+                out.push((w, part(pot, rules.win_bps_of_pot)));
             }
         }
         EndReason::Timeout => {
             if let Some(w) = winner_address {
-                out.push((w, pot * 19 / 20));
+                out.push((w, part(pot, rules.timeout_bps_of_pot)));
             }
         }
         EndReason::Draw => {
             for h in m.humans() {
-                out.push((h, m.stake * 9 / 10));
+                out.push((h, part(m.stake, rules.draw_bps_of_stake)));
             }
         }
-        EndReason::Cancelled | EndReason::Declined | EndReason::Expired => {
+        EndReason::Cancelled => out.push((m.host, part(m.stake, rules.cancel_bps_of_stake))),
+        EndReason::Declined | EndReason::Expired => {
             out.push((m.host, m.stake));
         }
         EndReason::Aborted => {
@@ -248,7 +254,7 @@ impl Model {
                     }
                     m.ended = true;
                     let m = m.clone();
-                    ended_now.push((match_id, expected_payouts(&m, reason, winner)));
+                    ended_now.push((match_id, expected_payouts(&m, reason, winner, &self.rules)));
                     if let (true, Some([Seat::Human(a), Seat::Human(b)])) =
                         (reason.was_played(), m.seats)
                     {
@@ -305,7 +311,10 @@ impl Model {
             got.sort();
             expected.sort();
             if got != expected {
-                return Err(format!("match {id} paid {got:?}, seed 3 says {expected:?}"));
+                return Err(format!(
+                    "match {id} paid {got:?}, the rules {:?} say {expected:?}",
+                    self.rules
+                ));
             }
             let m = &self.matches[&id];
             let total: u128 = got.iter().map(|p| p.1).sum::<u128>()
@@ -402,6 +411,8 @@ struct Generator {
     rng: ChaCha8Rng,
     now: u64,
     previous: Option<Envelope>,
+    /// Whether to cross challenges on purpose (the payout-rules runs).
+    crossing: bool,
 }
 
 impl Generator {
@@ -522,15 +533,28 @@ impl Generator {
                 stake: self.stake(),
             },
             50..56 => {
-                let opponent = match self.rng.random_range(0..20u32) {
-                    0 => actor,
-                    1 => Address::ZERO,
-                    _ => self.player(),
+                // With `crossing`, often the challenger of one of the actor's incoming
+                // challenges: crossed challenges, which an acceptance then withdraws.
+                // Such a counter-challenge is at the incoming one's stake, or at the
+                // actor's whole balance: stakes that an acceptance must count exactly.
+                let challengers: Vec<(Address, u64)> = engine
+                    .incoming_challenges(actor)
+                    .filter_map(|m| m.challenge.map(|c| (c.challenger, m.stake)))
+                    .collect();
+                let (opponent, stake) = match self.rng.random_range(0..20u32) {
+                    0 => (actor, self.stake()),
+                    1 => (Address::ZERO, self.stake()),
+                    _ if self.crossing && !challengers.is_empty() && self.chance(0.7) => {
+                        let (challenger, theirs) = self.pick(&challengers);
+                        let all_in = engine.balance(actor);
+                        (challenger, self.pick(&[theirs, theirs, all_in]))
+                    }
+                    _ => (self.player(), self.stake()),
                 };
                 Command::Challenge {
                     opponent,
                     game: self.game(),
-                    stake: self.stake(),
+                    stake,
                     first: self.pick(&[
                         StartChoice::Challenger,
                         StartChoice::Opponent,
@@ -547,7 +571,20 @@ impl Generator {
                     self.some_match(engine, actor)
                 };
                 if self.chance(0.8) {
-                    Command::AcceptChallenge { match_id }
+                    // Now and then the terms the accepter saw: the challenge's, or (a stale
+                    // view) another stake, which the engine must refuse.
+                    let shown = engine.match_(match_id).filter(|_| self.chance(0.3));
+                    let terms = shown.map(|m| Terms {
+                        stake: Some(if self.chance(0.2) {
+                            m.stake ^ 1
+                        } else {
+                            m.stake
+                        }),
+                        game: Some(m.game()),
+                        challenger: m.challenge.map(|c| c.challenger),
+                        first: m.challenge.map(|c| c.first),
+                    });
+                    Command::AcceptChallenge { match_id, terms }
                 } else {
                     Command::DeclineChallenge { match_id }
                 }
@@ -599,15 +636,79 @@ impl Generator {
     }
 }
 
+/// A random payout rule for each share, over its whole range: the bounds and their
+/// neighbours (0, 1, 9,999, 10,000 basis points) as often as any other value.
+fn random_rules(rng: &mut ChaCha8Rng) -> PayoutRules {
+    let mut bps = || match rng.random_range(0..8u32) {
+        0 => 0,
+        1 => 1,
+        2 => 9_999,
+        3 => 10_000,
+        _ => rng.random_range(0..=10_000),
+    };
+    PayoutRules {
+        win_bps_of_pot: bps(),
+        draw_bps_of_stake: bps(),
+        timeout_bps_of_pot: bps(),
+        cancel_bps_of_stake: bps(),
+    }
+}
+
+/// What a run exercised, for the checks that it exercised enough.
+struct Ran {
+    endings: BTreeMap<&'static str, u64>,
+    player_aborts: u64,
+    /// Acceptances that withdrew the acceptor's own crossed challenge.
+    crossed: u64,
+}
+
 fn run(seed: u64, automatic_timeouts: bool) {
     let commands = commands_per_run();
+    let ran = simulate(
+        seed,
+        automatic_timeouts,
+        PayoutRules::SEED3,
+        false,
+        commands,
+    );
+    assert!(
+        ran.player_aborts > 0 || commands < 50_000,
+        "seed {seed}: no player aborted a match; the generator needs tuning"
+    );
+    // The simulation must exercise the rules, not just bounce off errors.
+    for reason in [
+        "win",
+        "draw",
+        "forfeit",
+        "timeout",
+        "cancelled",
+        "declined",
+        "aborted",
+    ] {
+        assert!(
+            ran.endings.get(reason).copied().unwrap_or(0) > 0 || commands < 50_000,
+            "seed {seed}: no match ended by {reason}; the generator needs tuning"
+        );
+    }
+}
+
+/// Runs `commands` random commands against an engine with `rules`, auditing after every
+/// command (and the ledger after every event); `crossing` makes crossed challenges common.
+fn simulate(
+    seed: u64,
+    automatic_timeouts: bool,
+    rules: PayoutRules,
+    crossing: bool,
+    commands: u64,
+) -> Ran {
     println!(
-        "simulation seed {seed} ({commands} commands, automatic timeouts {automatic_timeouts}); \
-         reproduce with TRIAD_SIM_SEED={}",
+        "simulation seed {seed} ({commands} commands, automatic timeouts {automatic_timeouts}, \
+         {rules:?}); reproduce with TRIAD_SIM_SEED={}",
         base_seed()
     );
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut config = Config::new(owner());
+    config.payouts = rules;
     config.seed = seed;
     config.automatic_timeouts = automatic_timeouts;
     config.rematch_start = if rng.random_bool(0.5) {
@@ -622,6 +723,7 @@ fn run(seed: u64, automatic_timeouts: bool) {
     let mut engine = Engine::new(config.clone());
     let mut shadow = Engine::new(config);
     let mut model = Model {
+        rules,
         next_seq: 1,
         ..Model::default()
     };
@@ -629,11 +731,13 @@ fn run(seed: u64, automatic_timeouts: bool) {
         rng,
         now: 1_700_000_000_000,
         previous: None,
+        crossing,
     };
     let mut tally: BTreeMap<&'static str, u64> = BTreeMap::new();
     let mut refusals: BTreeMap<u16, u64> = BTreeMap::new();
     let mut endings: BTreeMap<&'static str, u64> = BTreeMap::new();
     let mut player_aborts = 0u64;
+    let mut crossed = 0u64;
 
     for index in 0..commands {
         let envelope = generator.next(&engine);
@@ -652,8 +756,17 @@ fn run(seed: u64, automatic_timeouts: bool) {
                 if let Err(e) = model.audit_batch(&receipt.events, &engine) {
                     fail(e);
                 }
+                if matches!(envelope.command, Command::AcceptChallenge { match_id, .. }
+                    if receipt.events.iter().any(|e| matches!(e.kind,
+                        EventKind::GameEnded { match_id: other, .. } if other != match_id)))
+                {
+                    crossed += 1;
+                }
                 for event in &receipt.events {
                     shadow.apply(event);
+                    if let Err(e) = shadow.ledger().audit() {
+                        fail(format!("after event {}: {e}", event.seq));
+                    }
                     if let EventKind::GameEnded { reason, .. } = event.kind {
                         *endings.entry(reason.name()).or_default() += 1;
                     }
@@ -679,10 +792,8 @@ fn run(seed: u64, automatic_timeouts: bool) {
     }
     println!("commands: {tally:?}");
     println!("refusals by code: {refusals:?}");
-    println!("endings: {endings:?}; aborted by a player: {player_aborts}");
-    assert!(
-        player_aborts > 0 || commands < 50_000,
-        "seed {seed}: no player aborted a match; the generator needs tuning"
+    println!(
+        "endings: {endings:?}; aborted by a player: {player_aborts}; crossed acceptances: {crossed}"
     );
     println!(
         "events: {}, deposited {}, reserve {}",
@@ -690,20 +801,10 @@ fn run(seed: u64, automatic_timeouts: bool) {
         engine.ledger().deposited(),
         engine.reserve()
     );
-    // The simulation must exercise the rules, not just bounce off errors.
-    for reason in [
-        "win",
-        "draw",
-        "forfeit",
-        "timeout",
-        "cancelled",
-        "declined",
-        "aborted",
-    ] {
-        assert!(
-            endings.get(reason).copied().unwrap_or(0) > 0 || commands < 50_000,
-            "seed {seed}: no match ended by {reason}; the generator needs tuning"
-        );
+    Ran {
+        endings,
+        player_aborts,
+        crossed,
     }
 }
 
@@ -725,4 +826,157 @@ fn simulation_claimed_timeouts_second_seed() {
 #[test]
 fn simulation_automatic_timeouts_second_seed() {
     run(base_seed() + 3, true);
+}
+
+/// Every configurable share (win, draw, timeout, cancel) over its whole range: random
+/// payout rules, each with a run of random commands on every path (crossed challenges
+/// included), the money audited after every event and every ending paid as the rules say.
+#[test]
+fn simulation_random_payout_rules() {
+    let configs = 24;
+    let commands = (commands_per_run() / 10).max(1_000);
+    let mut rng = ChaCha8Rng::seed_from_u64(base_seed() ^ 0x7061_796f_7574);
+    let mut crossed = 0;
+    let mut endings: BTreeMap<&'static str, u64> = BTreeMap::new();
+    for i in 0..configs {
+        let rules = random_rules(&mut rng);
+        let ran = simulate(base_seed() + 100 + i, i % 2 == 1, rules, true, commands);
+        crossed += ran.crossed;
+        for (reason, n) in ran.endings {
+            *endings.entry(reason).or_default() += n;
+        }
+    }
+    for reason in [
+        "win",
+        "draw",
+        "forfeit",
+        "timeout",
+        "cancelled",
+        "declined",
+        "aborted",
+    ] {
+        assert!(
+            endings.get(reason).copied().unwrap_or(0) > 0 || commands < 5_000,
+            "no match ended by {reason} under random rules; the generator needs tuning"
+        );
+    }
+    assert!(
+        crossed >= configs || commands < 5_000,
+        "{crossed} crossed challenges accepted under random rules; the generator needs tuning"
+    );
+}
+
+/// Crossed challenges under random payout rules and tight balances: each player
+/// challenges the other, and one accepts the other's, which withdraws (as a cancel) their
+/// own. Whatever the rules, stakes and balances, the acceptance is either refused with
+/// `insufficient_balance` and changes nothing, or goes through with the acceptor's own
+/// stake refunded exactly as a cancel refunds it, the money audited after every event.
+#[test]
+fn crossed_acceptances_under_random_payout_rules() {
+    let mut rng = ChaCha8Rng::seed_from_u64(base_seed() ^ 0x0063_726f_7373_6564);
+    let (alice, bob) = (address(0), address(1));
+    let (mut accepted, mut refused) = (0, 0);
+    for round in 0..2_000u64 {
+        let rules = random_rules(&mut rng);
+        let mut config = Config::new(owner());
+        config.payouts = rules;
+        config.max_stake = ETHER;
+        let mut engine = Engine::with_log(config.clone());
+        let mut now = 1_000;
+        let mut run = |engine: &mut Engine, who, command| {
+            now += 1;
+            let envelope = Envelope::new(who, now, command);
+            catch_unwind(AssertUnwindSafe(|| engine.execute(&envelope))).unwrap_or_else(|_| {
+                panic!("round {round}, {rules:?}: the engine panicked on {envelope:?}")
+            })
+        };
+        let theirs = rng.random_range(1..=1_000u64);
+        let mine = rng.random_range(0..=1_000u64);
+        let extra = rng.random_range(0..=1_000u64);
+        for (who, amount) in [(alice, theirs), (bob, mine + extra)] {
+            if amount > 0 {
+                run(&mut engine, owner(), Command::Deposit { to: who, amount }).unwrap();
+            }
+        }
+        let challenge = |opponent, stake| Command::Challenge {
+            opponent,
+            game: GameKind::TicTacToe,
+            stake,
+            first: StartChoice::Challenger,
+        };
+        let alices = run(&mut engine, alice, challenge(bob, theirs))
+            .unwrap()
+            .events[0]
+            .match_id()
+            .unwrap();
+        let bobs = run(&mut engine, bob, challenge(alice, mine))
+            .unwrap()
+            .events[0]
+            .match_id()
+            .unwrap();
+        let before = engine.clone();
+        let refund =
+            u64::try_from(u128::from(mine) * u128::from(rules.cancel_bps_of_stake) / 10_000)
+                .unwrap();
+        let accept = Command::AcceptChallenge {
+            match_id: alices,
+            terms: None,
+        };
+        match run(&mut engine, bob, accept) {
+            Ok(receipt) => {
+                accepted += 1;
+                assert!(
+                    extra + refund >= theirs,
+                    "round {round}: accepted without the stake"
+                );
+                assert!(
+                    receipt.events.iter().any(|e| matches!(e.kind,
+                        EventKind::GameEnded { match_id, reason: EndReason::Cancelled, .. }
+                            if match_id == bobs)),
+                    "round {round}: Bob's own challenge is withdrawn as a cancel"
+                );
+                assert_eq!(engine.match_(bobs).map(|m| m.phase), Some(Phase::Finished));
+                assert_eq!(
+                    engine.balance(bob),
+                    extra + refund - theirs,
+                    "round {round}"
+                );
+                assert_eq!(engine.reserve(), mine - refund, "round {round}");
+            }
+            Err(e) => {
+                refused += 1;
+                assert_eq!(e.code(), 105, "round {round}: {e:?}");
+                assert!(
+                    extra + refund < theirs,
+                    "round {round}: refused with the stake"
+                );
+                assert!(
+                    engine == before,
+                    "round {round}: a refusal changed the state"
+                );
+            }
+        }
+        engine
+            .audit()
+            .unwrap_or_else(|e| panic!("round {round}, {rules:?}: {e}"));
+        // The log, applied one event at a time, keeps the books after every event.
+        let mut shadow = Engine::new(config);
+        for event in engine.log_for_tests() {
+            shadow.apply(event);
+            shadow
+                .ledger()
+                .audit()
+                .unwrap_or_else(|e| panic!("round {round}, after event {}: {e}", event.seq));
+        }
+        assert!(shadow == engine, "round {round}: the replay differs");
+        assert_eq!(
+            engine.ledger().total_held(),
+            u128::from(theirs + mine + extra)
+        );
+    }
+    println!("crossed acceptances: {accepted} accepted, {refused} refused");
+    assert!(
+        accepted > 100 && refused > 100,
+        "{accepted} accepted, {refused} refused"
+    );
 }

@@ -33,7 +33,8 @@ use serde::Serialize;
 use sqlx::Row;
 use tokio::sync::watch;
 use triad_engine::{
-    Address, Command, EndReason, EngineError, IdempotencyKey, Match, MatchId, Phase, StartChoice,
+    Address, Command, Duplicate, EndReason, EngineError, IdempotencyKey, Match, MatchId, Phase,
+    StartChoice, Terms,
 };
 use triad_protocol::{
     App, GameId, GameResult, Message, Outcome, Payload, ProtocolError, Signed, check_move, envelope,
@@ -143,6 +144,8 @@ pub struct Outgoing {
     pub message: Message,
     /// The sender's signature of it.
     pub signed: Option<Signed>,
+    /// For an acceptance: the match of the proposal the sender saw and accepts, if it says.
+    pub seen: Option<MatchId>,
 }
 
 /// An agents' game: the engine match that plays it.
@@ -213,7 +216,23 @@ async fn find_game(
         }
     }
     .map_err(|e| ApiError::from(crate::store::StoreError::from(e)))?;
-    let Some(row) = row else { return Ok(None) };
+    row.as_ref().map(game_of_row).transpose()
+}
+
+/// The agents' game a match plays, if the relay recorded one.
+async fn recorded_game(state: &AppState, id: MatchId) -> Result<Option<AgentGame>, ApiError> {
+    let row = sqlx::query(
+        "SELECT match_id, app_id, game_id, proposer FROM agent_games WHERE match_id = $1",
+    )
+    .bind(to_i64(id.0))
+    .fetch_optional(state.store.pool())
+    .await
+    .map_err(storage)?;
+    row.as_ref().map(game_of_row).transpose()
+}
+
+/// An `agent_games` row (`match_id, app_id, game_id, proposer`).
+fn game_of_row(row: &sqlx::any::AnyRow) -> Result<AgentGame, ApiError> {
     let corrupt = |what: &str| {
         ApiError::from(crate::store::StoreError::Corrupt(format!(
             "agent_games row: {what}"
@@ -223,7 +242,7 @@ async fn find_game(
     let app: String = row.try_get(1).map_err(|_| corrupt("app_id"))?;
     let game_id: Option<String> = row.try_get(2).map_err(|_| corrupt("game_id"))?;
     let proposer: String = row.try_get(3).map_err(|_| corrupt("proposer"))?;
-    Ok(Some(AgentGame {
+    Ok(AgentGame {
         match_id: MatchId(to_u64(match_id)),
         app: App::from_id(&app).map_err(|_| corrupt("app_id"))?,
         game_id: game_id
@@ -231,7 +250,7 @@ async fn find_game(
             .transpose()
             .map_err(|_| corrupt("game_id"))?,
         proposer: proposer.parse().map_err(|_| corrupt("proposer"))?,
-    }))
+    })
 }
 
 /// Records which match plays the pair's game; `false` when the gameId is already another
@@ -334,6 +353,7 @@ pub async fn send(
         app,
         message,
         signed,
+        seen,
     } = out;
     if to.is_zero() {
         return Err(EngineError::ZeroAddress.into());
@@ -346,7 +366,7 @@ pub async fn send(
     }
     let match_id = match &message {
         Message::Propose(p) => propose(state, me, to, app, p, key).await?,
-        Message::Accept(a) => accept(state, me, to, app, a, key).await?,
+        Message::Accept(a) => accept(state, me, to, app, a, seen, key).await?,
         Message::Move(m) => play(state, me, to, app, m, key).await?,
         Message::Result(r) => declare(state, me, to, app, r, key).await?,
     };
@@ -375,6 +395,57 @@ fn proposer_role(m: &Match) -> Option<Player> {
         StartChoice::Opponent => Player::Second,
         StartChoice::Random => m.player_of(c.challenger).unwrap_or(Player::First),
     })
+}
+
+/// Whether `m` is a proposal of `app` from `me` to `to` with `role`: a free challenge
+/// between them, of that game, in which the proposer moves as `role` says (never at
+/// random). Only such a match is ever an agents' game: the relay proposes nothing else,
+/// and takes up or answers with nothing else.
+fn is_proposal(m: &Match, me: Address, to: Address, app: App, role: Player) -> bool {
+    free_game_terms(app, me, role)
+        .differs_from(
+            m.stake,
+            m.game(),
+            m.challenge.map_or(Address::ZERO, |c| c.challenger),
+            m.challenge.map_or(StartChoice::Random, |c| c.first),
+        )
+        .is_none()
+        && m.challenge.is_some_and(|c| c.opponent == to)
+}
+
+/// The terms of an agents' game of `app` proposed by `proposer` as `role`: free, that
+/// game, that proposer, the first move as the role says. An acceptance through the relay
+/// states exactly these, so the engine refuses it for any other match.
+fn free_game_terms(app: App, proposer: Address, role: Player) -> Terms {
+    Terms {
+        stake: Some(0),
+        game: Some(app.game()),
+        challenger: Some(proposer),
+        first: Some(first_of(role)),
+    }
+}
+
+/// The proposal an `Idempotency-Key` made, for a resend under that key: this message must
+/// be that proposal (the same pair, app, role and gameId), or it is refused (119) as a
+/// reuse of the key. The answer is the key's own match even after the game was called off.
+async fn resent_proposal(
+    state: &AppState,
+    me: Address,
+    to: Address,
+    app: App,
+    p: &triad_protocol::Propose,
+    id: MatchId,
+) -> Result<MatchId, ApiError> {
+    let m = match_of(state, id).await?;
+    let recorded = recorded_game(state, id).await?;
+    let same = is_proposal(&m, me, to, app, p.role)
+        && recorded
+            .as_ref()
+            .is_none_or(|g| g.proposer == me && g.app == app && g.game_id == p.game_id);
+    if !same {
+        return Err(EngineError::IdempotencyKeyReused.into());
+    }
+    Ok(id)
 }
 
 async fn propose(
@@ -406,39 +477,33 @@ async fn propose(
         first: first_of(p.role),
     };
     let match_id = match state.core.execute(me, command, key).await {
-        // (No events: an idempotent resend under the same key; see below.)
-        Ok(receipt) => receipt
-            .events
-            .iter()
-            .find_map(triad_engine::Event::match_id),
+        Ok(receipt) => match receipt.duplicate {
+            // A resend under the same Idempotency-Key: the proposal that key made, if this
+            // is that proposal; never whatever match the proposer has now.
+            Some(Duplicate::Command {
+                match_id: Some(id), ..
+            }) => resent_proposal(state, me, to, app, p, id).await?,
+            Some(_) => return Err(EngineError::IdempotencyKeyReused.into()),
+            None => receipt
+                .events
+                .iter()
+                .find_map(triad_engine::Event::match_id)
+                .ok_or_else(|| no_game(to, app, p.game_id.as_ref()))?,
+        },
         // A proposal the engine took before a crash cut it from its message: take it up.
         Err(crate::core::CoreError::Engine(EngineError::AlreadyInMatch { match_id })) => {
             let m = match_of(state, match_id).await?;
             let orphan = m.phase == Phase::Waiting
-                && m.stake == 0
-                && m.game() == app.game()
-                && m.challenge
-                    .is_some_and(|c| c.challenger == me && c.opponent == to)
-                && proposer_role(&m) == Some(p.role)
+                && is_proposal(&m, me, to, app, p.role)
                 && find_game(state, me, to, None)
                     .await?
                     .is_none_or(|g| g.match_id != match_id);
             if !orphan {
                 return Err(EngineError::AlreadyInMatch { match_id }.into());
             }
-            Some(match_id)
+            match_id
         }
         Err(e) => return Err(e.into()),
-    };
-    let match_id = match match_id {
-        Some(id) => id,
-        // A resend under the same Idempotency-Key: the proposal is the active challenge.
-        None => state
-            .core
-            .read()
-            .await
-            .active_match(me)
-            .ok_or_else(|| no_game(to, app, p.game_id.as_ref()))?,
     };
     if !insert_game(state, match_id, app, p.game_id.as_ref(), me, to).await? {
         // The other side proposed a game with the same id at the same moment and won the
@@ -458,9 +523,14 @@ async fn accept(
     to: Address,
     app: App,
     a: &triad_protocol::Accept,
+    seen: Option<MatchId>,
     key: Option<IdempotencyKey>,
 ) -> Result<MatchId, ApiError> {
     let game = game_for(state, me, to, app, a.game_id.as_ref()).await?;
+    // The proposal the accepter saw, when it says which: that one or nothing.
+    if seen.is_some_and(|id| id != game.match_id) {
+        return Err(EngineError::TermsDiffer { what: "match" }.into());
+    }
     if game.proposer != to {
         return Err(ProtocolError::OutOfTurn {
             problem: "only the player the game was proposed to accepts it",
@@ -476,6 +546,22 @@ async fn accept(
         }
         .into());
     }
+    // Only ever a free game of this app that `to` proposed to me, whatever match the pair
+    // and gameId led to: the relay's acceptance commits nobody to a stake. The engine
+    // checks the same terms again when it executes the acceptance.
+    let terms = free_game_terms(app, to, expected.other());
+    if !is_proposal(&m, to, me, app, expected.other()) {
+        let challenge = m.challenge;
+        let what = terms
+            .differs_from(
+                m.stake,
+                m.game(),
+                challenge.map_or(Address::ZERO, |c| c.challenger),
+                challenge.map_or(StartChoice::Random, |c| c.first),
+            )
+            .unwrap_or("challenger");
+        return Err(EngineError::TermsDiffer { what }.into());
+    }
     if m.seats.is_some() && m.player_of(me).is_some() {
         // Accepted already: a resend.
         return Ok(game.match_id);
@@ -486,6 +572,7 @@ async fn accept(
             me,
             Command::AcceptChallenge {
                 match_id: game.match_id,
+                terms: Some(terms),
             },
             key,
         )

@@ -85,6 +85,70 @@ pub enum CoreError {
     /// The server is shutting down.
     #[error("the server is shutting down")]
     ShuttingDown,
+    /// The engine panicked on it (a bug). It was not applied: the engine was rebuilt from
+    /// the database, and the rest of its batch executed without it.
+    #[error("internal fault: {0}")]
+    Fault(String),
+}
+
+/// Why the storage failed at the last commit, until a commit (or a probe) succeeds again.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StorageFault {
+    /// The database refused or failed (`storage_unavailable`).
+    Failing(String),
+    /// The disk was full (`storage_full`).
+    Full(String),
+}
+
+/// Whether the core can take commands, for `/healthz`: set by the core as it runs.
+#[derive(Debug, Default)]
+struct Health {
+    /// The core task has ended: shut down, or stopped by a fault it could not contain.
+    stopped: std::sync::atomic::AtomicBool,
+    /// It ended by a panic.
+    crashed: std::sync::atomic::AtomicBool,
+    /// Wakes whoever waits for the core to end ([`Core::stopped`]).
+    ended: Notify,
+    /// The engine is being rebuilt from the database (after a failure): no command runs.
+    rebuilding: std::sync::atomic::AtomicBool,
+    /// The last commit's failure, while no commit has succeeded since.
+    storage: std::sync::Mutex<Option<StorageFault>>,
+    /// When the storage last took a write (a commit or `/healthz`'s probe).
+    last_write: std::sync::Mutex<Option<Instant>>,
+}
+
+impl Health {
+    /// Records the storage's state after a write: its fault, or (`None`) that it took it.
+    fn set_storage(&self, fault: Option<StorageFault>) {
+        if fault.is_none() {
+            *self
+                .last_write
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Instant::now());
+        }
+        *self
+            .storage
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = fault;
+    }
+}
+
+/// Held by the core task while it runs; when the task ends, by returning or by a panic
+/// that unwinds it, marks the core stopped (and crashed, for a panic) and says so.
+struct Alive(Arc<Health>);
+
+impl Drop for Alive {
+    fn drop(&mut self) {
+        let panicked = std::thread::panicking();
+        self.0.crashed.store(panicked, Ordering::SeqCst);
+        self.0.stopped.store(true, Ordering::SeqCst);
+        self.0.ended.notify_waiters();
+        if panicked {
+            tracing::error!(
+                "the core stopped on a panic (above): no command can be taken; the server stops"
+            );
+        }
+    }
 }
 
 struct Job {
@@ -103,6 +167,7 @@ pub struct Core {
     wake_ticker: Arc<Notify>,
     stopping: Arc<Notify>,
     stopped: Arc<std::sync::atomic::AtomicBool>,
+    health: Arc<Health>,
 }
 
 /// A boxed job, so the channel's items stay small.
@@ -165,20 +230,34 @@ fn publish_read(hub: &Hub, events: &[(triad_engine::Event, Vec<String>)]) {
     }
 }
 
-/// Rebuilds the engine from the database, retrying until it can.
-async fn reload(engine: &mut Engine, store: &Store) {
+/// Rebuilds the engine from the database, retrying while the database fails. A log that
+/// cannot be replayed (corrupt) is returned instead: retrying cannot mend it. While it runs,
+/// the core cannot take commands, and `/healthz` says so.
+async fn reload(engine: &mut Engine, store: &Store, health: &Health) -> Result<(), StoreError> {
     let config = engine.config().clone();
-    loop {
+    health.rebuilding.store(true, Ordering::SeqCst);
+    let result = loop {
         match store.load_engine(config.clone()).await {
             Ok(rebuilt) => {
                 *engine = rebuilt;
-                return;
+                break Ok(());
             }
+            Err(e @ StoreError::Corrupt(_)) => break Err(e),
             Err(e) => {
                 tracing::error!(error = %e, "cannot reload the engine; retrying in 1 s");
                 tokio::time::sleep(Duration::from_secs(1)).await;
             }
         }
+    };
+    health.rebuilding.store(false, Ordering::SeqCst);
+    result
+}
+
+/// [`reload`] in the core task: a log that cannot be replayed stops the core, loudly (the
+/// server then stops, as it would refuse to start on that log).
+async fn rebuild(engine: &mut Engine, store: &Store, health: &Health) {
+    if let Err(error) = reload(engine, store, health).await {
+        panic!("the event log cannot be replayed ({error}); the core stops");
     }
 }
 
@@ -202,8 +281,14 @@ impl Core {
             wake_ticker: wake_ticker.clone(),
             stopping: Arc::new(Notify::new()),
             stopped: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+            health: Arc::default(),
         };
-        let task = tokio::spawn(run(rx, engine, store, hub, wake_ticker.clone()));
+        let alive = Alive(core.health.clone());
+        let health = core.health.clone();
+        let task = tokio::spawn(async move {
+            let _alive = alive;
+            run(rx, engine, store, hub, wake_ticker, &health).await;
+        });
         tokio::spawn(ticker(core.clone()));
         (core, task)
     }
@@ -279,7 +364,9 @@ impl Core {
                     self.wake_ticker.notify_one();
                 }
                 Err(error) => {
-                    reload(&mut guard, &self.store).await;
+                    if let Err(corrupt) = reload(&mut guard, &self.store, &self.health).await {
+                        tracing::error!(error = %corrupt, "the event log cannot be replayed");
+                    }
                     return Err(error);
                 }
             }
@@ -296,9 +383,118 @@ impl Core {
         self.stopped.store(true, Ordering::SeqCst);
     }
 
+    /// Whether the core task runs (it ends at shutdown, or on a fault it cannot contain).
+    #[must_use]
+    pub fn is_running(&self) -> bool {
+        !self.health.stopped.load(Ordering::SeqCst)
+    }
+
+    /// Whether the core is rebuilding its engine from the database (after a failure).
+    #[must_use]
+    pub fn is_rebuilding(&self) -> bool {
+        self.health.rebuilding.load(Ordering::SeqCst)
+    }
+
+    /// Whether the core task ended by a panic.
+    #[must_use]
+    pub fn crashed(&self) -> bool {
+        self.health.crashed.load(Ordering::SeqCst)
+    }
+
+    /// Resolves once the core task has ended.
+    pub async fn stopped(&self) {
+        let ended = self.health.ended.notified();
+        if self.health.stopped.load(Ordering::SeqCst) {
+            return;
+        }
+        ended.await;
+    }
+
+    /// The last commit's failure, while no commit has succeeded since.
+    #[must_use]
+    pub fn storage_fault(&self) -> Option<StorageFault> {
+        self.health
+            .storage
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Records what a write outside the core (`/healthz`'s probe) found: the storage took
+    /// it (`None`), or this fault.
+    pub fn report_storage(&self, fault: Option<StorageFault>) {
+        self.health.set_storage(fault);
+    }
+
+    /// Whether the storage took a write (a commit, or a probe) within `period`.
+    #[must_use]
+    pub fn wrote_within(&self, period: Duration) -> bool {
+        self.health
+            .last_write
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .is_some_and(|at| at.elapsed() < period)
+    }
+
     /// Asks the ticker to look at the deadlines now (after the clock moved).
     pub fn wake_ticker(&self) {
         self.wake_ticker.notify_one();
+    }
+}
+
+/// The text of a panic's payload.
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned())
+}
+
+/// Executes a batch's commands. A command on which the engine panics (a bug: the engine
+/// refuses bad input with errors, and asserts its invariants) is contained: the engine,
+/// which may hold part of that command, is rebuilt from the database (which has nothing
+/// of this batch yet, so that is the state before it), the command is refused with
+/// [`CoreError::Fault`] and logged, and the batch runs again without it. So one bad
+/// command costs a rebuild, never the server; a panic while rebuilding (a corrupt log)
+/// is not contained and stops the core.
+async fn execute_batch(
+    engine: &mut Engine,
+    jobs: &[Job],
+    store: &Store,
+    health: &Health,
+) -> Vec<Result<Receipt, CoreError>> {
+    let mut faults: Vec<Option<String>> = vec![None; jobs.len()];
+    loop {
+        let mut results = Vec::with_capacity(jobs.len());
+        let mut panicked = None;
+        for (i, job) in jobs.iter().enumerate() {
+            if let Some(fault) = &faults[i] {
+                results.push(Err(CoreError::Fault(fault.clone())));
+                continue;
+            }
+            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                engine.execute(&job.envelope)
+            }));
+            match run {
+                Ok(result) => results.push(result.map_err(CoreError::from)),
+                Err(payload) => {
+                    panicked = Some((i, panic_text(&*payload)));
+                    break;
+                }
+            }
+        }
+        let Some((i, fault)) = panicked else {
+            return results;
+        };
+        tracing::error!(
+            command = ?jobs[i].envelope,
+            panic = %fault,
+            "the engine panicked on a command: refused, and the engine is rebuilt from the database"
+        );
+        metrics::counter!("triad_engine_panics_total").increment(1);
+        faults[i] = Some(fault);
+        rebuild(engine, store, health).await;
     }
 }
 
@@ -308,6 +504,7 @@ async fn run(
     store: Store,
     hub: Hub,
     wake_ticker: Arc<Notify>,
+    health: &Health,
 ) {
     let mut jobs: Vec<Job> = Vec::with_capacity(64);
     while let Some(JobBox(first)) = rx.recv().await {
@@ -328,6 +525,7 @@ async fn run(
                     tracing::error!(%error, "cannot take the cluster lock");
                     metrics::counter!("triad_commit_failures_total").increment(1);
                     let message = error.to_string();
+                    health.set_storage(Some(StorageFault::Failing(message.clone())));
                     for job in jobs.drain(..) {
                         let _ = job.reply.send(Err(CoreError::Storage(message.clone())));
                     }
@@ -368,10 +566,11 @@ async fn run(
             }
             if let Err(error) = caught_up {
                 tracing::error!(%error, "cannot follow the event log; rebuilding the engine");
+                health.set_storage(Some(StorageFault::Failing(error.to_string())));
                 if let Some(t) = tx.take() {
                     let _ = t.rollback().await;
                 }
-                reload(&mut guard, &store).await;
+                rebuild(&mut guard, &store, health).await;
                 drop(guard);
                 let message = error.to_string();
                 for job in jobs.drain(..) {
@@ -382,10 +581,7 @@ async fn run(
         }
         // Before the batch: no event of it, or after it, concerns an older match.
         let match_floor = guard.oldest_match_id().0;
-        let results: Vec<Result<Receipt, EngineError>> = jobs
-            .iter()
-            .map(|job| guard.execute(&job.envelope))
-            .collect();
+        let results = execute_batch(&mut guard, &jobs, &store, health).await;
         // Each event is encoded once, for its row and for every subscriber.
         let published: Result<Vec<Encoded<'_>>, StoreError> = results
             .iter()
@@ -442,12 +638,15 @@ async fn run(
         }
         match outcome {
             Ok(()) => {
+                if !commit.events.is_empty() {
+                    health.set_storage(None);
+                }
                 hub.publish(&commit.events);
                 metrics::gauge!("triad_live_matches").set(guard.live_count() as f64);
                 drop(commit);
                 drop(guard);
                 for (job, result) in jobs.drain(..).zip(results) {
-                    let _ = job.reply.send(result.map_err(CoreError::from));
+                    let _ = job.reply.send(result);
                 }
                 wake_ticker.notify_one();
             }
@@ -455,10 +654,15 @@ async fn run(
                 tracing::error!(%error, commands = jobs.len(), "commit failed; rebuilding the engine from the database");
                 metrics::counter!("triad_commit_failures_total").increment(1);
                 drop(commit);
-                // The batch is in memory but not on disk: go back to what is on disk.
-                reload(&mut guard, &store).await;
-                drop(guard);
                 let (full, message) = (error.is_full(), error.to_string());
+                health.set_storage(Some(if full {
+                    StorageFault::Full(message.clone())
+                } else {
+                    StorageFault::Failing(message.clone())
+                }));
+                // The batch is in memory but not on disk: go back to what is on disk.
+                rebuild(&mut guard, &store, health).await;
+                drop(guard);
                 for job in jobs.drain(..) {
                     let _ = job.reply.send(Err(if full {
                         CoreError::StorageFull(message.clone())

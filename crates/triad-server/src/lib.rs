@@ -51,6 +51,10 @@ pub enum ServeError {
     /// The address could not be bound or served.
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    /// The core, which owns the engine, stopped on a fault it could not contain (the log
+    /// has the panic): the server stopped rather than answer every command with 503.
+    #[error("the core stopped on a fault (see the panic above in the log); the server stopped")]
+    CoreStopped,
 }
 
 /// The process-wide Prometheus recorder (a recorder can be installed once per process).
@@ -254,6 +258,7 @@ pub async fn serve(mut settings: Settings) -> Result<(), ServeError> {
     println!("Triad is listening on http://{local}");
     let app = api::app(running.state.clone());
     let hub = running.state.hub.clone();
+    let core = running.state.core.clone();
     let header_timeout = Duration::from_millis(running.state.settings.request_timeout_ms);
     let settings = &running.state.settings;
     // Without a known open-files limit `max_connections` may still be 0: then only the
@@ -264,12 +269,21 @@ pub async fn serve(mut settings: Settings) -> Result<(), ServeError> {
     };
     let connections = bounds::Shares::new("connections", settings.max_connections_per_ip, total);
     listen::run(listener, app, header_timeout, connections, async move {
-        stop.await;
-        tracing::info!("shutting down: no new connections; closing WebSockets");
+        // A core that stops by itself took a fault it could not contain: the server stops
+        // too, loudly, rather than answer every command with 503 (`/healthz` says so
+        // meanwhile).
+        tokio::select! {
+            () = stop => tracing::info!("shutting down: no new connections; closing WebSockets"),
+            () = core.stopped() => tracing::error!("the core stopped: shutting down"),
+        }
         hub.close_all();
     })
     .await?;
+    let crashed = running.state.core.crashed();
     running.stop().await;
+    if crashed {
+        return Err(ServeError::CoreStopped);
+    }
     tracing::info!("stopped");
     Ok(())
 }

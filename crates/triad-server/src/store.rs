@@ -463,7 +463,14 @@ pub struct Store {
     /// On an SQLite file: the thread that reads the subscriptions' catch-ups (see
     /// [`reader`]).
     reader: Option<std::sync::Arc<reader::Reader>>,
+    /// On an SQLite file: its directory, whose filesystem's free space `/healthz` reports.
+    dir: Option<std::sync::Arc<std::path::Path>>,
 }
+
+/// Below this much free space on the database's filesystem the disk counts as full:
+/// `/healthz` says so (503, `storage_full`) before a commit fails for it. A batch of a
+/// few thousand commands writes well under this.
+pub const MIN_FREE_BYTES: u64 = 1 << 20;
 
 /// The key of the PostgreSQL advisory lock that serialises every command batch of a
 /// cluster (any constant works; this one spells "triad" in ASCII).
@@ -538,6 +545,10 @@ impl Store {
             url: url.into(),
             writer: None,
             reader: None,
+            dir: file.as_deref().map(|f| {
+                let dir = f.parent().filter(|d| !d.as_os_str().is_empty());
+                std::sync::Arc::from(dir.unwrap_or(std::path::Path::new(".")))
+            }),
         };
         store.migrate().await?;
         // After the migrations, so that the commit thread finds the tables.
@@ -1192,6 +1203,33 @@ impl Store {
     /// Whether the database answers.
     pub async fn ping(&self) -> bool {
         sqlx::query("SELECT 1").fetch_one(&self.pool).await.is_ok()
+    }
+
+    /// Whether the database takes a write: rewrites one stored setting in place, which
+    /// changes nothing but goes through the journal and the disk as a commit does.
+    ///
+    /// # Errors
+    /// The database's refusal (read-only, failing, full).
+    pub async fn probe_write(&self) -> Result<(), StoreError> {
+        sqlx::query("UPDATE settings SET value = value WHERE key = 'engine_seed'")
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// The bytes free (for this process) on the filesystem of an SQLite file's directory;
+    /// `None` for PostgreSQL, an in-memory database, or when the system does not say.
+    #[must_use]
+    pub fn free_bytes(&self) -> Option<u64> {
+        #[cfg(unix)]
+        {
+            let stat = rustix::fs::statvfs(self.dir.as_deref()?).ok()?;
+            Some(stat.f_bavail.saturating_mul(stat.f_frsize))
+        }
+        #[cfg(not(unix))]
+        {
+            None
+        }
     }
 
     /// Flushes and closes: on SQLite, checkpoints the WAL into the main file.

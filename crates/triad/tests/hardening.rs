@@ -4,6 +4,10 @@
 
 #[path = "hardening/bounds.rs"]
 mod bounds;
+#[path = "hardening/consent.rs"]
+mod consent;
+#[path = "hardening/engine.rs"]
+mod engine;
 mod support;
 
 #[path = "hardening/exactness.rs"]

@@ -9,9 +9,7 @@
 mod support;
 
 use std::{
-    io::Write as _,
-    path::{Path, PathBuf},
-    process::Command as Process,
+    path::Path,
     sync::{
         Arc, Mutex,
         atomic::{AtomicBool, AtomicUsize, Ordering},
@@ -24,8 +22,8 @@ use rand_chacha::ChaCha8Rng;
 use reqwest::Method;
 use serde_json::{Value, json};
 use support::{
-    Api, E, Player, Resp, SOS_ALL_O, SOS_DIAGONAL, Server, TTT_SLOW_WIN, TTT_TOP_ROW, WAIT, amount,
-    new_key, nth, share,
+    Api, E, Player, Resp, SOS_ALL_O, SOS_DIAGONAL, Server, TTT_SLOW_WIN, TTT_TOP_ROW, Tmpfs, WAIT,
+    amount, fill, new_key, nth, share,
 };
 
 /// One test at a time: they kill processes, fill a disk and measure, on a small machine.
@@ -785,58 +783,6 @@ async fn crash_torture_run(seed: u64, rounds: u64, players: usize) {
     );
 }
 
-/// A small tmpfs, unmounted on drop.
-struct Tmpfs {
-    path: PathBuf,
-}
-
-impl Tmpfs {
-    fn mount(path: &Path, bytes: u64) -> Tmpfs {
-        std::fs::create_dir_all(path).expect("a mount point");
-        let out = Process::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={bytes}")])
-            .arg("tmpfs")
-            .arg(path)
-            .output()
-            .expect("`mount` runs");
-        assert!(
-            out.status.success(),
-            "the full-disk test mounts a {bytes}-byte tmpfs, which needs root (CAP_SYS_ADMIN): {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        Tmpfs {
-            path: path.to_owned(),
-        }
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Process::new("umount").arg("-l").arg(&self.path).status();
-    }
-}
-
-/// Fills the filesystem of `dir` to the last byte, then frees `margin` bytes: the file.
-fn fill(dir: &Path, margin: u64) -> PathBuf {
-    const ENOSPC: i32 = 28;
-    let path = dir.join("filler");
-    let mut file = std::fs::File::create(&path).expect("a filler file");
-    let chunk = vec![0xA5u8; 64 * 1024];
-    for size in [64 * 1024, 4096, 1] {
-        loop {
-            match file.write_all(&chunk[..size]) {
-                Ok(()) => {}
-                Err(e) if e.raw_os_error() == Some(ENOSPC) => break,
-                Err(e) => panic!("filling the disk: {e}"),
-            }
-        }
-    }
-    let len = file.metadata().expect("its size").len();
-    file.set_len(len.saturating_sub(margin))
-        .expect("the filler shrinks");
-    path
-}
-
 /// The SQLite file on a small tmpfs that fills up: commands are refused with
 /// `storage_full` (503, code 218), nothing refused is applied, reads go on, the server
 /// neither dies nor wedges, and once space returns the same commands (same keys) go through;
@@ -899,7 +845,13 @@ async fn full_disk_run(cycles: u64) {
         }
         let held = books_with(&books, &chains, |c| c.acked);
         check_books(&api, &world, &held, &format!("cycle {cycle}, disk full")).await;
-        assert_eq!(api.get("/healthz", None).await.status, 200);
+        // The server cannot take commands: `/healthz` says so (it said ok here before).
+        let health = api.get("/healthz", None).await;
+        health.expect_error(503, 218);
+        assert!(
+            health.retry_after.is_some(),
+            "storage_full says when to retry"
+        );
         // A login stores a session: refused as well, or (if its page had room) done.
         let login = api.try_login(&new_key()).await;
         if login.status == 503 {
@@ -911,6 +863,7 @@ async fn full_disk_run(cycles: u64) {
 
         // Space comes back: the refused commands go through with the same keys.
         std::fs::remove_file(&filler).expect("the filler goes");
+        assert_eq!(api.get("/healthz", None).await.status, 200);
         let again = drive(&api, &world, chains, &answered, Mode::Strict).await;
         books = books_with(&books, &again, Chain::len);
         assert_eq!(books.escrow, 0);

@@ -305,7 +305,13 @@ impl Table {
         stake: u128,
     ) -> MatchId {
         let id = self.challenge(from, to, game, stake, StartChoice::Challenger);
-        self.ok(to, Command::AcceptChallenge { match_id: id });
+        self.ok(
+            to,
+            Command::AcceptChallenge {
+                match_id: id,
+                terms: None,
+            },
+        );
         id
     }
 

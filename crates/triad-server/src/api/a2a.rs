@@ -303,6 +303,13 @@ async fn play(
         }
         Message::Result(r) => {
             let m = computer_match(state, me, context).await?;
+            // A declaration names its app: it never ends the other app's game.
+            if m.game() != app.game() {
+                return Err(ProtocolError::OutOfTurn {
+                    problem: "this game is of the other app",
+                }
+                .into());
+            }
             match (r.outcome, recorded_result(&m, game_id)) {
                 (Outcome::Abort, None) => {
                     state

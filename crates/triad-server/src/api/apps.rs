@@ -42,6 +42,10 @@ pub struct SendRequest {
     #[schema(value_type = Option<Object>)]
     #[serde(default, deserialize_with = "super::object::optional")]
     pub signed: Option<Signed>,
+    /// Optional, for an `accept`: the match of the proposal accepted (its inbox message's
+    /// `matchId`). The acceptance is refused (409, code 128 `terms_differ`) if the pair's
+    /// game is another match: it binds to exactly the proposal seen.
+    pub match_id: Option<u64>,
 }
 
 /// What a send did.
@@ -84,6 +88,7 @@ pub async fn send_message(
         app,
         message,
         signed: req.signed,
+        seen: req.match_id.map(triad_engine::MatchId),
     };
     let sent = crate::apps::send(&state, me, out, key).await?;
     let match_ = state.match_view(sent.match_id).await?;

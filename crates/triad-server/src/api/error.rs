@@ -16,8 +16,8 @@ use crate::{core::CoreError, store::StoreError};
 /// An error body.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ErrorBody {
-    /// Stable numeric code: 0-5 rules (0-3 as in seed 1), 100-199 engine, 200-299 API (220
-    /// and up: the agents' protocol).
+    /// Stable numeric code: 0-5 rules (0-3 as in seed 1), 100-199 engine, 200-299 API
+    /// (220-233: the agents' protocol).
     pub code: u16,
     /// Stable snake_case name.
     pub error: &'static str,
@@ -109,11 +109,13 @@ pub enum Api {
     NoGame,
     /// 233: the gameId already names another game of the two agents.
     GameIdTaken,
+    /// 234: the server failed on the request (an internal fault, logged); nothing was done.
+    InternalError,
 }
 
 impl Api {
     /// Every API error.
-    pub const ALL: [Api; 34] = [
+    pub const ALL: [Api; 35] = [
         Api::BadRequest,
         Api::Unauthorized,
         Api::InvalidToken,
@@ -148,6 +150,7 @@ impl Api {
         Api::TooManyPending,
         Api::NoGame,
         Api::GameIdTaken,
+        Api::InternalError,
     ];
 
     /// Code, name, status and default message.
@@ -274,6 +277,12 @@ impl Api {
                 "method_not_allowed",
                 S::METHOD_NOT_ALLOWED,
                 "this path does not take this method; the Allow header lists those it takes",
+            ),
+            Api::InternalError => (
+                234,
+                "internal_error",
+                S::INTERNAL_SERVER_ERROR,
+                "the server failed on this request (an internal fault, now in its log); nothing was done: report it to the operator with the time",
             ),
             Api::UnknownApp => (
                 220,
@@ -471,6 +480,7 @@ impl From<CoreError> for ApiError {
             CoreError::Storage(_) => ApiError::new(Api::StorageUnavailable).retry_after(1),
             CoreError::StorageFull(_) => ApiError::new(Api::StorageFull).retry_after(5),
             CoreError::ShuttingDown => ApiError::new(Api::ShuttingDown).retry_after(1),
+            CoreError::Fault(_) => ApiError::new(Api::InternalError),
         }
     }
 }

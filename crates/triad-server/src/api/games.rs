@@ -124,7 +124,9 @@ async fn reply(
         })
         .or(match receipt.duplicate {
             Some(triad_engine::Duplicate::Move { match_id, .. }) => Some(match_id),
-            _ => None,
+            // A resend is answered with the original's match, never another.
+            Some(triad_engine::Duplicate::Command { match_id, .. }) => match_id,
+            None => None,
         });
     let status = if receipt.events.is_empty() {
         StatusCode::OK
@@ -267,20 +269,74 @@ pub async fn list_challenges(
     Ok(Json(ChallengeList { incoming, outgoing }))
 }
 
-/// Accept a challenge addressed to me.
+/// The terms of a challenge as the accepter saw them, each optional. The acceptance is
+/// refused (409, code 128 `terms_differ`, nothing done) unless the challenge has every
+/// term stated: what is accepted is what was shown.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AcceptRequest {
+    /// Each player's stake as shown, in minor units.
+    #[schema(value_type = Option<String>, example = "1000000000000000000")]
+    pub stake: Option<Amount>,
+    /// The game as shown: tic-tac-toe or sos.
+    #[schema(value_type = Option<String>, example = "tic-tac-toe")]
+    pub game: Option<GameKind>,
+    /// The challenger's address as shown.
+    pub challenger: Option<String>,
+    /// Who moves first as shown: challenger, opponent or random.
+    #[schema(value_type = Option<String>, example = "challenger")]
+    pub first: Option<StartChoice>,
+}
+
+impl AcceptRequest {
+    /// The terms a body states: a JSON object (`{}` states none), or no body at all.
+    fn terms(body: &[u8]) -> Result<Option<triad_engine::Terms>, ApiError> {
+        if body.iter().all(u8::is_ascii_whitespace) {
+            return Ok(None);
+        }
+        let bad = |e: &dyn std::fmt::Display| {
+            ApiError::with_message(
+                Api::BadRequest,
+                format!(
+                    "the body states the terms you accept, each optional: {{\"stake\", \"game\", \"challenger\", \"first\"}}; {e}"
+                ),
+            )
+        };
+        let value: serde_json::Value = serde_json::from_slice(body).map_err(|e| bad(&e))?;
+        if !value.is_object() {
+            return Err(bad(&"it is not a JSON object"));
+        }
+        let req: AcceptRequest = serde_json::from_value(value).map_err(|e| bad(&e))?;
+        let terms = triad_engine::Terms {
+            stake: req.stake.map(|a| a.0),
+            game: req.game,
+            challenger: req.challenger.as_deref().map(parse_address).transpose()?,
+            first: req.first,
+        };
+        Ok((!terms.is_empty()).then_some(terms))
+    }
+}
+
+/// Accept a challenge addressed to me. The body, optional, states the terms I saw (the
+/// stake, the game, the challenger, who starts); the acceptance is refused with 128
+/// `terms_differ` unless the challenge has exactly those. Clients should send them all.
 #[utoipa::path(post, path = "/api/challenges/{id}/accept", tag = "challenges", params(("id" = u64, Path, description = "The challenge's match id")),
+    request_body(content = Option<AcceptRequest>, description = "The terms I saw; optional"),
     responses((status = 201, body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
 pub async fn accept_challenge(
     State(state): State<AppState>,
     Authed(me): Authed,
     headers: HeaderMap,
     Path(id): Path<u64>,
+    body: axum::body::Bytes,
 ) -> Result<impl IntoResponse, ApiError> {
+    let terms = AcceptRequest::terms(&body)?;
     run(
         &state,
         me,
         Command::AcceptChallenge {
             match_id: MatchId(id),
+            terms,
         },
         &headers,
         Some(MatchId(id)),

@@ -12,9 +12,9 @@ use super::{
 /// Whether the server works.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Health {
-    /// `ok` or `degraded`.
+    /// `ok` (otherwise the answer is a 503 error).
     pub status: &'static str,
-    /// Whether the database answers.
+    /// Whether the database answers (always, in a 200).
     pub database: bool,
     /// Events in the log.
     pub events: u64,
@@ -24,27 +24,108 @@ pub struct Health {
     pub websockets: usize,
 }
 
-/// Health check.
-#[utoipa::path(get, path = "/healthz", tag = "system", responses((status = 200, body = Health), (status = 503, body = Health)))]
-pub async fn healthz(State(state): State<AppState>) -> impl IntoResponse {
-    let database = state.store.ping().await;
+/// How often, at most, `/healthz` makes sure the storage takes a write when nothing else
+/// wrote: a probe write (one small commit) when no commit succeeded within this period.
+const PROBE_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Why the server cannot take commands now, if it cannot: the core has stopped or is
+/// rebuilding its state, the database does not answer or take a write, or its disk is full.
+/// The storage is known good when a commit succeeded within [`PROBE_EVERY`]; otherwise (and
+/// after a failure) a probe write finds out, so `/healthz` turns not ok on a failing disk
+/// before any command fails, and ok again once it has recovered, with no command needed.
+async fn not_ready(state: &AppState) -> Option<ApiError> {
+    use crate::core::StorageFault;
+    if !state.core.is_running() {
+        return Some(
+            ApiError::with_message(
+                Api::ShuttingDown,
+                "the server cannot take commands: its core has stopped (the server's log says why); it is shutting down",
+            )
+            .retry_after(1),
+        );
+    }
+    if state.core.is_rebuilding() {
+        return Some(
+            ApiError::with_message(
+                Api::StorageUnavailable,
+                "the server is rebuilding its state from the database after a storage failure; commands wait until it is done",
+            )
+            .retry_after(1),
+        );
+    }
+    let full = |free: u64| {
+        ApiError::with_message(
+            Api::StorageFull,
+            format!(
+                "the server's disk is full ({free} bytes free); commands are refused until the operator frees space"
+            ),
+        )
+        .retry_after(5)
+    };
+    let free = state.store.free_bytes();
+    if let Some(free) = free.filter(|&f| f < crate::store::MIN_FREE_BYTES) {
+        return Some(full(free));
+    }
+    if !state.store.ping().await {
+        return Some(
+            ApiError::with_message(
+                Api::StorageUnavailable,
+                "the database does not answer; commands are refused until it does",
+            )
+            .retry_after(1),
+        );
+    }
+    let fault = state.core.storage_fault();
+    if fault.is_none() && state.core.wrote_within(PROBE_EVERY) {
+        return None;
+    }
+    match state.store.probe_write().await {
+        Ok(()) => {
+            state.core.report_storage(None);
+            None
+        }
+        Err(e) if e.is_full() || matches!(fault, Some(StorageFault::Full(_))) => {
+            state
+                .core
+                .report_storage(Some(StorageFault::Full(e.to_string())));
+            Some(full(free.unwrap_or(0)))
+        }
+        Err(e) => {
+            state
+                .core
+                .report_storage(Some(StorageFault::Failing(e.to_string())));
+            Some(
+                ApiError::with_message(
+                    Api::StorageUnavailable,
+                    format!("the database refuses writes ({e}); commands are refused until it takes them"),
+                )
+                .retry_after(1),
+            )
+        }
+    }
+}
+
+/// Health check: 200 with the figures while the server can take commands; otherwise 503
+/// with the error (`{code, error, message}`) that says why: 212 `shutting_down` (its core
+/// has stopped), 209 `storage_unavailable` (the database fails), 218 `storage_full` (its
+/// disk is full).
+#[utoipa::path(get, path = "/healthz", tag = "system", responses((status = 200, body = Health), (status = 503, body = ErrorBody)))]
+pub async fn healthz(State(state): State<AppState>) -> axum::response::Response {
+    if let Some(error) = not_ready(&state).await {
+        return error.into_response();
+    }
     let (events, live_matches) = {
         let engine = state.core.read().await;
         (engine.next_seq() - 1, engine.live_count())
     };
-    let status = if database {
-        axum::http::StatusCode::OK
-    } else {
-        axum::http::StatusCode::SERVICE_UNAVAILABLE
-    };
     let health = Health {
-        status: if database { "ok" } else { "degraded" },
-        database,
+        status: "ok",
+        database: true,
         events,
         live_matches,
         websockets: state.hub.connections(),
     };
-    (status, Json(health))
+    Json(health).into_response()
 }
 
 /// Prometheus metrics: requests and latencies by route, live matches, open sockets, commit

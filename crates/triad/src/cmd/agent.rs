@@ -135,7 +135,8 @@ struct Agent {
     /// Distinguishes this run's game ids from another run's.
     tag: String,
     current: Option<Current>,
-    proposals: VecDeque<(String, Propose)>,
+    /// Proposals waiting for an answer: from whom, what, and the match the relay named.
+    proposals: VecDeque<(String, Propose, Option<u64>)>,
     /// Games with an id that ended, so that a late copy of their proposal is not taken up.
     finished: HashSet<(String, GameId)>,
     started: u32,
@@ -243,9 +244,16 @@ impl Agent {
     }
 
     async fn accept_next(&mut self) {
-        while let Some((from, proposal)) = self.proposals.pop_front() {
+        while let Some((from, proposal, proposed)) = self.proposals.pop_front() {
             let (game, message) = Game::accept(self.app, &proposal);
-            match self.send(&from, &message).await {
+            // The acceptance names the match of the proposal it answers: the relay accepts
+            // that free game or nothing.
+            let sent = self
+                .client
+                .send_for(&from, self.app, &message, self.unsigned, proposed)
+                .await
+                .map(|sent| sent.match_id);
+            match sent {
                 Ok(match_id) => {
                     self.started += 1;
                     self.current = Some(Current {
@@ -353,7 +361,7 @@ impl Agent {
             return;
         }
         if let Message::Propose(p) = &message {
-            self.on_proposal(&incoming.from, p).await;
+            self.on_proposal(&incoming.from, p, incoming.match_id).await;
             return;
         }
         let received = {
@@ -361,7 +369,7 @@ impl Agent {
                 // A proposal withdrawn before I took it up.
                 if let Message::Result(r) = &message {
                     self.proposals
-                        .retain(|(from, p)| !(from == &incoming.from && p.game_id == r.game_id));
+                        .retain(|(from, p, _)| !(from == &incoming.from && p.game_id == r.game_id));
                 }
                 return;
             };
@@ -396,7 +404,7 @@ impl Agent {
         }
     }
 
-    async fn on_proposal(&mut self, from: &str, p: &Propose) {
+    async fn on_proposal(&mut self, from: &str, p: &Propose, match_id: Option<u64>) {
         let current_game = self.current.as_ref().is_some_and(|c| {
             c.peer == from && !c.game.is_proposer() && c.game.game_id() == p.game_id.as_ref()
         });
@@ -404,7 +412,7 @@ impl Agent {
             .game_id
             .as_ref()
             .is_some_and(|id| self.finished.contains(&(from.to_owned(), id.clone())))
-            || self.proposals.iter().any(|(f, q)| f == from && q == p);
+            || self.proposals.iter().any(|(f, q, _)| f == from && q == p);
         if current_game || seen {
             return;
         }
@@ -421,7 +429,8 @@ impl Agent {
             ));
             return;
         }
-        self.proposals.push_back((from.to_owned(), p.clone()));
+        self.proposals
+            .push_back((from.to_owned(), p.clone(), match_id));
     }
 
     /// Ends the current game once it is over and settled (or the opponent's declaration is

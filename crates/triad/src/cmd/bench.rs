@@ -665,11 +665,12 @@ async fn play_game(
         .ok_or_else(|| fail("challenge")(format!("no match id in {issued}")))?;
     // The challenged client learns of the challenge as a person would: on its inbox.
     until_event(&mut players[1].ws, "challenge_issued", id, None).await?;
+    // The terms the challenge was made with: the server refuses the acceptance otherwise.
     post(
         ctx,
         &players[1].session.token,
         &format!("/api/challenges/{id}/accept"),
-        &json!({}),
+        &json!({ "stake": "0", "game": "tic-tac-toe", "challenger": players[0].session.address, "first": "challenger" }),
         "accept",
     )
     .await?;

@@ -218,6 +218,19 @@ impl Client {
         message: &Message,
         unsigned: bool,
     ) -> anyhow::Result<SentReply> {
+        self.send_for(to, app, message, unsigned, None).await
+    }
+
+    /// [`Client::send`] for the game of `match_id`, the match of the proposal an acceptance
+    /// answers: the relay refuses the acceptance (128) if the pair's game is now another.
+    pub(crate) async fn send_for(
+        &mut self,
+        to: &str,
+        app: App,
+        message: &Message,
+        unsigned: bool,
+        match_id: Option<u64>,
+    ) -> anyhow::Result<SentReply> {
         let recipient = triad_identity::parse_address(to)
             .map_err(|e| anyhow::anyhow!("{to} is not an address: {e}"))?;
         let mut body = json!({
@@ -229,6 +242,9 @@ impl Client {
         if !unsigned {
             let signed = envelope::sign(self.key.signing_key(), &recipient, app, message);
             body["signed"] = serde_json::to_value(signed)?;
+        }
+        if let Some(id) = match_id {
+            body["matchId"] = json!(id);
         }
         let mut wait = Duration::from_millis(100);
         let mut attempt = 0;

@@ -8,7 +8,7 @@
 #![allow(dead_code)]
 
 use std::{
-    io::{BufRead, BufReader},
+    io::{BufRead, BufReader, Write as _},
     path::{Path, PathBuf},
     process::{Child, Command, ExitStatus, Stdio},
     sync::mpsc,
@@ -906,4 +906,56 @@ pub(crate) fn seqs_increasing(events: &[Value]) -> Vec<u64> {
         "sequence numbers must strictly increase: {seqs:?}"
     );
     seqs
+}
+
+/// A small tmpfs, unmounted on drop.
+pub(crate) struct Tmpfs {
+    pub(crate) path: PathBuf,
+}
+
+impl Tmpfs {
+    pub(crate) fn mount(path: &Path, bytes: u64) -> Tmpfs {
+        std::fs::create_dir_all(path).expect("a mount point");
+        let out = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={bytes}")])
+            .arg("tmpfs")
+            .arg(path)
+            .output()
+            .expect("`mount` runs");
+        assert!(
+            out.status.success(),
+            "the full-disk test mounts a {bytes}-byte tmpfs, which needs root (CAP_SYS_ADMIN): {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Tmpfs {
+            path: path.to_owned(),
+        }
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.path).status();
+    }
+}
+
+/// Fills the filesystem of `dir` to the last byte, then frees `margin` bytes: the file.
+pub(crate) fn fill(dir: &Path, margin: u64) -> PathBuf {
+    const ENOSPC: i32 = 28;
+    let path = dir.join("filler");
+    let mut file = std::fs::File::create(&path).expect("a filler file");
+    let chunk = vec![0xA5u8; 64 * 1024];
+    for size in [64 * 1024, 4096, 1] {
+        loop {
+            match file.write_all(&chunk[..size]) {
+                Ok(()) => {}
+                Err(e) if e.raw_os_error() == Some(ENOSPC) => break,
+                Err(e) => panic!("filling the disk: {e}"),
+            }
+        }
+    }
+    let len = file.metadata().expect("its size").len();
+    file.set_len(len.saturating_sub(margin))
+        .expect("the filler shrinks");
+    path
 }

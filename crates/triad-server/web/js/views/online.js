@@ -466,7 +466,9 @@ export function mount(root, ctx) {
           text: 'Accept',
           onclick: () =>
             run(null, async () => {
-              await api('POST', `/api/challenges/${m.id}/accept`);
+              // The terms shown above: the server refuses the acceptance if the
+              // challenge's are not exactly these.
+              await api('POST', `/api/challenges/${m.id}/accept`, { stake: m.stake, game: m.game, challenger: c.challenger, first: c.first });
               announce('Challenge accepted: the match starts.');
               ctx.navigate(`/match/${m.id}`);
             }),
