@@ -34,8 +34,12 @@ pub enum StartChoice {
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Terms {
     /// Each player's stake in minor units.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stake: Option<u64>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::amount::option_text"
+    )]
+    pub stake: Option<u128>,
     /// Which game.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub game: Option<GameKind>,
@@ -59,7 +63,7 @@ impl Terms {
     #[must_use]
     pub fn differs_from(
         &self,
-        stake: u64,
+        stake: u128,
         game: GameKind,
         challenger: Address,
         first: StartChoice,

@@ -537,7 +537,7 @@ impl Generator {
                 // challenges: crossed challenges, which an acceptance then withdraws.
                 // Such a counter-challenge is at the incoming one's stake, or at the
                 // actor's whole balance: stakes that an acceptance must count exactly.
-                let challengers: Vec<(Address, u64)> = engine
+                let challengers: Vec<(Address, u128)> = engine
                     .incoming_challenges(actor)
                     .filter_map(|m| m.challenge.map(|c| (c.challenger, m.stake)))
                     .collect();
@@ -890,9 +890,9 @@ fn crossed_acceptances_under_random_payout_rules() {
                 panic!("round {round}, {rules:?}: the engine panicked on {envelope:?}")
             })
         };
-        let theirs = rng.random_range(1..=1_000u64);
-        let mine = rng.random_range(0..=1_000u64);
-        let extra = rng.random_range(0..=1_000u64);
+        let theirs = rng.random_range(1..=1_000u128);
+        let mine = rng.random_range(0..=1_000u128);
+        let extra = rng.random_range(0..=1_000u128);
         for (who, amount) in [(alice, theirs), (bob, mine + extra)] {
             if amount > 0 {
                 run(&mut engine, owner(), Command::Deposit { to: who, amount }).unwrap();
@@ -915,9 +915,7 @@ fn crossed_acceptances_under_random_payout_rules() {
             .match_id()
             .unwrap();
         let before = engine.clone();
-        let refund =
-            u64::try_from(u128::from(mine) * u128::from(rules.cancel_bps_of_stake) / 10_000)
-                .unwrap();
+        let refund = mine * u128::from(rules.cancel_bps_of_stake) / 10_000;
         let accept = Command::AcceptChallenge {
             match_id: alices,
             terms: None,

@@ -7,6 +7,7 @@
 use libfuzzer_sys::fuzz_target;
 use triad_engine::{
     Address, Command, Config, Engine, Envelope, IdempotencyKey, Level, MatchId, StartChoice,
+    Terms,
 };
 use triad_rules::{GameKind, Mark, Player};
 
@@ -36,7 +37,7 @@ fn decode(b: &mut Bytes<'_>) -> Option<(Envelope, u64)> {
     let y = b.byte()?;
     let step = u64::from(b.byte()?) * 1_000;
     let game = if x & 1 == 0 { GameKind::TicTacToe } else { GameKind::Sos };
-    let stake = [0, 100, 1_000, u64::MAX][usize::from(y % 4)];
+    let stake = [0, 100, 1_000, u128::MAX][usize::from(y % 4)];
     let id = MatchId(u64::from(x % 16));
     let mark = [Mark::X, Mark::O, Mark::S][usize::from(y % 3)];
     let command = match op % 14 {
@@ -47,7 +48,15 @@ fn decode(b: &mut Bytes<'_>) -> Option<(Envelope, u64)> {
             first: [StartChoice::Challenger, StartChoice::Opponent, StartChoice::Random]
                 [usize::from(x % 3)],
         },
-        1 => Command::AcceptChallenge { match_id: id },
+        1 => Command::AcceptChallenge {
+            match_id: id,
+            // Sometimes the terms the accepter saw: the stake and game drawn here.
+            terms: (y & 8 != 0).then_some(Terms {
+                stake: Some(stake),
+                game: Some(game),
+                ..Terms::default()
+            }),
+        },
         2 => Command::DeclineChallenge { match_id: id },
         3 => Command::JoinQueue { game, stake },
         4 => Command::Cancel { match_id: id },
@@ -61,10 +70,10 @@ fn decode(b: &mut Bytes<'_>) -> Option<(Envelope, u64)> {
         10 => Command::ClaimTimeout { match_id: id },
         11 => Command::Rematch { match_id: id },
         12 => match y % 4 {
-            0 => Command::Deposit { to: address(x), amount: u64::from(x) * 1_000 },
-            1 => Command::Withdraw { amount: u64::from(x) * 100 },
+            0 => Command::Deposit { to: address(x), amount: u128::from(x) * 1_000 },
+            1 => Command::Withdraw { amount: u128::from(x) * 100 },
             2 => Command::CollectReserve,
-            _ => Command::Deposit { to: address(x), amount: u64::MAX },
+            _ => Command::Deposit { to: address(x), amount: u128::MAX },
         },
         _ if y & 0x40 != 0 => Command::Abort { match_id: id },
         _ => Command::Tick,
