@@ -141,6 +141,7 @@ pub async fn start(settings: Settings) -> Result<Running, ServeError> {
     if state.store.is_shared() {
         tokio::spawn(cluster::follow(state.clone()));
     }
+    tokio::spawn(api::auth::sweep_sessions(state.clone()));
     let limits = state.limits.clone();
     tokio::spawn(async move {
         loop {
@@ -210,6 +211,9 @@ pub async fn serve(mut settings: Settings) -> Result<(), ServeError> {
         // the system chose).
         settings.domain = local.to_string();
     }
+    // The address actually served, for what names the server to clients (the agent card's
+    // URL, unless --public-url names it).
+    settings.addr = local;
     let running = start(settings).await?;
     let stop = shutdown_signal();
     tracing::info!("Triad is listening on http://{local}");

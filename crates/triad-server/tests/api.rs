@@ -618,9 +618,15 @@ async fn the_last_mover_claims_the_win_once_the_opponent_runs_out_of_time() {
     server.advance(MOVE_TIMEOUT_MS - 1_000).await;
     let r = server.post(&claim).auth(&alice).send().await;
     r.expect_error(409, 110, "deadline_not_reached");
+    assert_eq!(r.retry_after(), Some(2));
+
+    // Seed 3's "more than" the timeout: refused at exactly it, taken 1 ms later.
+    server.advance(1_000).await;
+    let r = server.post(&claim).auth(&alice).send().await;
+    r.expect_error(409, 110, "deadline_not_reached");
     assert_eq!(r.retry_after(), Some(1));
 
-    server.advance(1_000).await;
+    server.advance(1).await;
     let r = server.post(&claim).auth(&alice).send().await;
     let m = &r.expect(201)["match"];
     assert_eq!(m["outcome"]["reason"], "timeout");

@@ -3,3 +3,4 @@
 //! binary over real sockets, and each failed on the code before its fix.
 
 mod support;
+#[path = "hardening/sessions.rs"] mod sessions;

@@ -327,12 +327,17 @@ async fn waits_and_moves_time_out_on_the_dev_clock() {
     api.play(&alice, id, nth(&SOS_ALL_O, 1)).await;
     let early = api.claim(&alice, id).await;
     early.expect_error(409, 110);
-    assert_eq!(early.retry_after, Some(60));
+    // "More than 1 minute": the claim is taken from 60.001 s on.
+    assert_eq!(early.retry_after, Some(61));
     api.claim(&bob, id).await.expect_error(403, 111);
     api.advance(59_999).await;
     let almost = api.claim(&alice, id).await;
     almost.expect_error(409, 110);
     assert_eq!(almost.retry_after, Some(1));
+    api.advance(1).await;
+    let exactly = api.claim(&alice, id).await;
+    exactly.expect_error(409, 110);
+    assert_eq!(exactly.retry_after, Some(1));
     api.advance(1).await;
     api.claim(&bob, id).await.expect_error(403, 111);
     let claimed = api.claim(&alice, id).await;
@@ -349,7 +354,7 @@ async fn waits_and_moves_time_out_on_the_dev_clock() {
     let mut ws = Ws::connect(api, &alice.token).await;
     let (history, _) = ws.subscribe(&format!("match:{id}"), 0).await;
     assert_eq!(kind(history.last().unwrap()), "transferred");
-    api.advance(59_999).await;
+    api.advance(60_000).await;
     api.claim(&bob, id).await.expect_error(409, 110);
     api.advance(1).await;
     let (ended, skipped) = ws.until_kind("game_ended").await;

@@ -4,6 +4,7 @@ pub mod a2a;
 pub mod analysis;
 pub mod apps;
 pub mod auth;
+pub mod client_ip;
 pub mod error;
 pub mod games;
 pub mod ledger;
@@ -12,7 +13,7 @@ pub mod views;
 pub mod ws;
 
 use std::{
-    net::{IpAddr, SocketAddr},
+    net::IpAddr,
     num::NonZeroU32,
     sync::Arc,
     time::{Duration, Instant},
@@ -21,7 +22,7 @@ use std::{
 use axum::{
     Router,
     extract::{
-        ConnectInfo, DefaultBodyLimit, FromRequest, FromRequestParts, MatchedPath, Request, State,
+        DefaultBodyLimit, FromRequest, FromRequestParts, MatchedPath, Request, State,
     },
     http::{HeaderMap, header, request::Parts},
     middleware::{self, Next},
@@ -425,6 +426,8 @@ pub fn app(state: AppState) -> Router {
         .fallback(crate::web::serve)
         .layer(
             ServiceBuilder::new()
+                // Outermost, so that every answer has them: the limiter's, the timeout's.
+                .layer(middleware::from_fn(security_headers))
                 .layer(SetRequestIdLayer::x_request_id(Counter::default()))
                 .layer(TraceLayer::new_for_http().make_span_with(|req: &axum::http::Request<_>| {
                     let id = req
@@ -457,6 +460,38 @@ pub fn app(state: AppState) -> Router {
         )
         .layer(DefaultBodyLimit::max(state.settings.max_body_bytes))
         .with_state(state)
+}
+
+/// Whether a path is the API's (answers about one player, at one moment) rather than the
+/// web app's files: `/api/…`, the agents' `/a2a` and card, `/healthz` and `/metrics`.
+fn is_api_path(path: &str) -> bool {
+    path == "/api"
+        || path.starts_with("/api/")
+        || path == "/a2a"
+        || path.starts_with("/.well-known/")
+        || path == "/healthz"
+        || path == "/metrics"
+}
+
+/// `X-Content-Type-Options: nosniff` on every answer (a browser never reads JSON or a
+/// player's text as a script or a page), and `Cache-Control: no-store` on the API's,
+/// errors included, so no browser or proxy cache keeps a balance, a token or an inbox.
+/// The web app's files keep their own `Cache-Control` (`web.rs`).
+async fn security_headers(request: Request, next: Next) -> Response {
+    let api = is_api_path(request.uri().path());
+    let mut response = next.run(request).await;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        axum::http::HeaderValue::from_static("nosniff"),
+    );
+    if api {
+        headers.insert(
+            header::CACHE_CONTROL,
+            axum::http::HeaderValue::from_static("no-store"),
+        );
+    }
+    response
 }
 
 /// Gives axum's own refusals the API's error shape: a path or query parameter that does not
@@ -512,11 +547,14 @@ async fn declared_length(State(state): State<AppState>, request: Request, next: 
     next.run(request).await
 }
 
+/// The per-IP rate limit, keyed by the client's address ([`client_ip::ClientIp`]: behind a
+/// trusted proxy, the forwarded one).
 async fn limit_ip(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let ip = request
-        .extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map_or(IpAddr::from([127, 0, 0, 1]), |c| c.0.ip());
+    let client_ip::ClientIp(ip) = client_ip::ClientIp::of(
+        request.extensions(),
+        request.headers(),
+        &state.settings.trusted_proxies,
+    );
     if let Err(not_until) = state.limits.per_ip.check_key(&ip) {
         return rate_limited(not_until.wait_time_from(state.limits.clock.now())).into_response();
     }
