@@ -87,12 +87,6 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
         include_str!("../migrations/sqlite/0005_match_floor.sql"),
         include_str!("../migrations/postgres/0005_match_floor.sql"),
     ),
-    (
-        6,
-        "sessions by expiry, for their purge",
-        include_str!("../migrations/sqlite/0006_session_expiry.sql"),
-        include_str!("../migrations/postgres/0006_session_expiry.sql"),
-    ),
 ];
 
 impl StoreError {

@@ -2,8 +2,8 @@
 
 use axum::{
     Json,
-    extract::State,
-    http::{HeaderMap, header},
+    extract::{FromRequest as _, Request, State},
+    http::header,
     response::IntoResponse,
 };
 use serde::{Deserialize, Serialize};
@@ -98,14 +98,15 @@ pub struct ClockView {
     security(("bearer" = [])))]
 pub async fn dev_clock(
     State(state): State<AppState>,
-    headers: HeaderMap,
-    ApiJson(req): ApiJson<ClockRequest>,
+    request: Request,
 ) -> Result<Json<ClockView>, ApiError> {
     if !state.settings.dev_clock {
         return Err(ApiError::new(Api::NotFound));
     }
-    let token = super::bearer(&headers).ok_or_else(|| ApiError::new(Api::Unauthorized))?;
+    // Who first, then the body: an anonymous caller learns nothing more than 401.
+    let token = super::bearer(request.headers()).ok_or_else(|| ApiError::new(Api::Unauthorized))?;
     let me = state.authenticate(token).await?;
+    let ApiJson(req) = ApiJson::<ClockRequest>::from_request(request, &state).await?;
     let owner = state.core.read().await.config().owner;
     if owner.is_zero() || me != owner {
         let mut e = ApiError::from(EngineError::OwnerOnly);
