@@ -1050,7 +1050,10 @@ fn automatic_timeouts_fire_on_the_tick_at_the_deadline() {
     let id = t.queue_match(ALICE, BOB, TTT, ETHER);
     t.at(1_000);
     t.play_ttt(id, &[4]);
-    assert_eq!(t.engine.next_deadline_ms(), Some(1_000 + MOVE_TIMEOUT_MS + 1));
+    assert_eq!(
+        t.engine.next_deadline_ms(),
+        Some(1_000 + MOVE_TIMEOUT_MS + 1)
+    );
     t.at(1_000 + MOVE_TIMEOUT_MS);
     assert!(t.ok(CAROL, Command::Tick).events.is_empty());
     t.at(1_000 + MOVE_TIMEOUT_MS + 1);
@@ -1102,7 +1105,10 @@ fn a_first_move_that_never_comes_aborts_on_the_tick_with_full_refunds() {
         t.fund(BOB, ETHER);
         t.at(1_000);
         let id = t.queue_match(ALICE, BOB, SOS, ETHER);
-        assert_eq!(t.engine.next_deadline_ms(), Some(1_000 + MOVE_TIMEOUT_MS + 1));
+        assert_eq!(
+            t.engine.next_deadline_ms(),
+            Some(1_000 + MOVE_TIMEOUT_MS + 1)
+        );
         t.at(1_000 + MOVE_TIMEOUT_MS);
         assert!(t.ok(CAROL, Command::Tick).events.is_empty());
         t.at(1_000 + MOVE_TIMEOUT_MS + 1);

@@ -2,5 +2,6 @@
 //! "Threat model" and "Attacks, bounds and tests"). Each test drives the real `triad serve`
 //! binary over real sockets, and each failed on the code before its fix.
 
+#[path = "hardening/sessions.rs"]
+mod sessions;
 mod support;
-#[path = "hardening/sessions.rs"] mod sessions;

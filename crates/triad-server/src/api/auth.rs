@@ -436,7 +436,11 @@ pub async fn sweep_sessions(state: AppState) {
         match state.store.purge_expired(now, PURGE_BATCH).await {
             Ok((0, 0)) => {}
             Ok((sessions, challenges)) => {
-                tracing::debug!(sessions, challenges, "purged expired sessions and challenges");
+                tracing::debug!(
+                    sessions,
+                    challenges,
+                    "purged expired sessions and challenges"
+                );
             }
             Err(error) => tracing::warn!(%error, "could not purge expired sessions"),
         }

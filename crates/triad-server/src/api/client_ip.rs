@@ -40,7 +40,10 @@ impl ClientIp {
 impl FromRequestParts<AppState> for ClientIp {
     type Rejection = std::convert::Infallible;
 
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
         Ok(ClientIp::of(
             &parts.extensions,
             &parts.headers,
@@ -115,7 +118,10 @@ mod tests {
         let h = headers(&["203.0.113.9"]);
         assert_eq!(client_ip(ip("198.51.100.1"), &h, &none), ip("198.51.100.1"));
         let other: TrustedProxies = "10.0.0.0/8".parse().unwrap();
-        assert_eq!(client_ip(ip("198.51.100.1"), &h, &other), ip("198.51.100.1"));
+        assert_eq!(
+            client_ip(ip("198.51.100.1"), &h, &other),
+            ip("198.51.100.1")
+        );
     }
 
     #[test]

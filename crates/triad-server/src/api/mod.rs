@@ -21,9 +21,7 @@ use std::{
 
 use axum::{
     Router,
-    extract::{
-        DefaultBodyLimit, FromRequest, FromRequestParts, MatchedPath, Request, State,
-    },
+    extract::{DefaultBodyLimit, FromRequest, FromRequestParts, MatchedPath, Request, State},
     http::{HeaderMap, header, request::Parts},
     middleware::{self, Next},
     response::{IntoResponse, Response},

@@ -145,8 +145,14 @@ async fn a_logout_closes_the_sockets_it_opened_and_nothing_resubscribes() {
     by_url.subscribe("inbox", 0).await;
     // Money reaches the inbox while the session lives.
     api.deposit(&owner, &alice, 5).await.ok();
-    assert_eq!(kind(&first.until_kind("transferred").await.0), "transferred");
-    assert_eq!(kind(&by_url.until_kind("transferred").await.0), "transferred");
+    assert_eq!(
+        kind(&first.until_kind("transferred").await.0),
+        "transferred"
+    );
+    assert_eq!(
+        kind(&by_url.until_kind("transferred").await.0),
+        "transferred"
+    );
 
     let out = api
         .post("/api/auth/logout", Some(&alice.token), &json!({}))
@@ -213,7 +219,11 @@ async fn expired_sessions_close_their_sockets_and_are_purged() {
 
     let now = api.advance(TTL_MS).await;
     let started = Instant::now();
-    assert_eq!(ws.expect_close().await, 4001, "the expired session's socket");
+    assert_eq!(
+        ws.expect_close().await,
+        4001,
+        "the expired session's socket"
+    );
     assert!(started.elapsed() < Duration::from_secs(7));
     // Every session older than the jump has expired; none is left in the database.
     api.poll("the purge of expired sessions", || async {
@@ -287,7 +297,11 @@ async fn api_answers_are_never_cached_nor_sniffed() {
         let r = http().get(format!("{base}{path}")).send().await.unwrap();
         assert_eq!(r.status().as_u16(), status, "{path}");
         let h = r.headers();
-        assert_eq!(h.get("cache-control").map(|v| v.to_str().unwrap()), Some("no-store"), "{path}");
+        assert_eq!(
+            h.get("cache-control").map(|v| v.to_str().unwrap()),
+            Some("no-store"),
+            "{path}"
+        );
         assert_eq!(
             h.get("x-content-type-options").map(|v| v.to_str().unwrap()),
             Some("nosniff"),
@@ -297,11 +311,15 @@ async fn api_answers_are_never_cached_nor_sniffed() {
     let page = http().get(format!("{base}/")).send().await.unwrap();
     assert_eq!(page.status().as_u16(), 200);
     assert_eq!(
-        page.headers().get("x-content-type-options").map(|v| v.to_str().unwrap()),
+        page.headers()
+            .get("x-content-type-options")
+            .map(|v| v.to_str().unwrap()),
         Some("nosniff")
     );
     assert_ne!(
-        page.headers().get("cache-control").map(|v| v.to_str().unwrap()),
+        page.headers()
+            .get("cache-control")
+            .map(|v| v.to_str().unwrap()),
         Some("no-store"),
         "the web app's files keep their own caching"
     );
@@ -410,7 +428,11 @@ async fn the_dev_clock_is_the_owners_and_bounded() {
     let bob = ownerless.api.login(&new_key()).await;
     ownerless
         .api
-        .post("/api/dev/clock", Some(&bob.token), &json!({ "advance_ms": 1_000 }))
+        .post(
+            "/api/dev/clock",
+            Some(&bob.token),
+            &json!({ "advance_ms": 1_000 }),
+        )
         .await
         .expect_error(403, 115);
 }

@@ -513,7 +513,11 @@ impl Api {
             .expect("the dev clock needs an owner: start the server with a new_key()'s address");
         let owner = self.login(owner).await;
         let body = self
-            .post("/api/dev/clock", Some(&owner.token), &json!({ "advance_ms": ms }))
+            .post(
+                "/api/dev/clock",
+                Some(&owner.token),
+                &json!({ "advance_ms": ms }),
+            )
             .await
             .ok();
         body["now_ms"].as_u64().expect("the clock's time")
