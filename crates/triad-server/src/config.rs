@@ -270,9 +270,8 @@ impl Settings {
         {
             return Err("rate limits must be more than zero".into());
         }
-        if !self.public_url.is_empty()
-            && !(self.public_url.starts_with("http://") || self.public_url.starts_with("https://"))
-        {
+        let url = &self.public_url;
+        if !(url.is_empty() || url.starts_with("http://") || url.starts_with("https://")) {
             return Err("public_url must start with http:// or https://".into());
         }
         if self.ws_send_queue == 0 || self.max_body_bytes < 256 {
