@@ -179,9 +179,9 @@ export class Server {
     return BigInt((await this.request('GET', '/api/me', undefined, token)).balance);
   }
 
-  /** Moves the dev clock. */
+  /** Moves the dev clock, as the owner (the only one who may). */
   advance(ms) {
-    return this.request('POST', '/api/dev/clock', { advance_ms: ms });
+    return this.request('POST', '/api/dev/clock', { advance_ms: ms }, this.ownerToken);
   }
 
   async stop() {

@@ -1060,6 +1060,7 @@ impl Engine {
         if b.now < deadline.at_ms {
             return Err(EngineError::DeadlineNotReached {
                 remaining_ms: deadline.at_ms - b.now,
+                your_move: m.turn() == Some(player),
             });
         }
         match deadline.kind {

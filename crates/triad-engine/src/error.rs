@@ -50,6 +50,9 @@ pub enum EngineError {
     DeadlineNotReached {
         /// How long until it does.
         remaining_ms: u64,
+        /// Whether the claimer is the one to move (the first move, not yet made): the
+        /// message then says the move is theirs, not that the opponent still has time.
+        your_move: bool,
     },
     /// 111: only the player who moved last may claim the win.
     NotLastMover,
@@ -133,7 +136,10 @@ impl EngineError {
         EngineError::NotWaiting,
         EngineError::NotYourChallenge,
         EngineError::ChallengeExpired,
-        EngineError::DeadlineNotReached { remaining_ms: 1 },
+        EngineError::DeadlineNotReached {
+            remaining_ms: 1,
+            your_move: false,
+        },
         EngineError::NotLastMover,
         EngineError::NotInPlay,
         EngineError::StaleSeq { expected: 1 },
@@ -267,9 +273,21 @@ impl fmt::Display for EngineError {
             EngineError::ChallengeExpired => {
                 f.write_str("this challenge has expired; ask for a new one")
             }
-            EngineError::DeadlineNotReached { remaining_ms } => write!(
+            EngineError::DeadlineNotReached {
+                remaining_ms,
+                your_move: false,
+            } => write!(
                 f,
                 "your opponent still has time to move; you can claim in {} s",
+                secs(remaining_ms)
+            ),
+            EngineError::DeadlineNotReached {
+                remaining_ms,
+                your_move: true,
+            } => write!(
+                f,
+                "the first move is yours: make it, or the match is called off with the stakes \
+                 refunded in {} s",
                 secs(remaining_ms)
             ),
             EngineError::NotLastMover => f.write_str(

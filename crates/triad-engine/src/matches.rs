@@ -208,15 +208,25 @@ impl Match {
             }),
             _ if self.against_computer() => None,
             Phase::Ready => Some(Deadline {
-                at_ms: self.last_activity_ms.saturating_add(config.move_timeout_ms),
+                at_ms: self.time_over_at_ms(config),
                 kind: DeadlineKind::Abort,
             }),
             Phase::InProgress => Some(Deadline {
-                at_ms: self.last_activity_ms.saturating_add(config.move_timeout_ms),
+                at_ms: self.time_over_at_ms(config),
                 kind: DeadlineKind::Timeout,
             }),
             Phase::Finished => None,
         }
+    }
+
+    /// The first instant at which the player to move has run out of time: seed 3's "more
+    /// than" the move timeout after the last activity, so one millisecond after it. At
+    /// exactly the timeout the player may still move and a claim is refused; from this
+    /// instant on a move is refused and the claim (or the automatic timeout) is taken.
+    fn time_over_at_ms(&self, config: &Config) -> u64 {
+        self.last_activity_ms
+            .saturating_add(config.move_timeout_ms)
+            .saturating_add(1)
     }
 
     /// When the waiting host may cancel with a refund.

@@ -122,8 +122,9 @@ fn fifty_live_matches(automatic_timeouts: bool) -> (Table, Vec<MatchId>) {
 #[test]
 fn next_deadline_and_ticks_agree_with_a_scan_of_the_live_matches() {
     let (mut t, ids) = fifty_live_matches(true);
-    // The first ready match (id 2, ready at 20 s) holds the earliest deadline: 80 s.
-    assert_eq!(t.engine.next_deadline_ms(), Some(80_000));
+    // The first ready match (id 2, ready at 20 s) holds the earliest deadline: 80 s and
+    // 1 ms (a move deadline falls when *more than* the timeout has passed).
+    assert_eq!(t.engine.next_deadline_ms(), Some(80_001));
     assert_eq!(t.engine.next_deadline_ms(), brute_next_deadline(&t.engine));
 
     // Changes that move deadlines, at 985 s: an accepted challenge (id 46) gets a move
@@ -146,7 +147,7 @@ fn next_deadline_and_ticks_agree_with_a_scan_of_the_live_matches() {
             match_id: forfeited,
         },
     );
-    assert_eq!(t.engine.next_deadline_ms(), Some(80_000));
+    assert_eq!(t.engine.next_deadline_ms(), Some(80_001));
 
     // At 985 s every ready and in-progress match but those two is overdue, and the
     // challenges of ids 1, 6, 11 and 16 (600 s to 900 s): by time, id 2 (80 s) comes before
@@ -166,8 +167,9 @@ fn next_deadline_and_ticks_agree_with_a_scan_of_the_live_matches() {
 
     // The challenge of id 21 (1,000 s), then the two moved deadlines (1,045 s).
     assert_eq!(tick_and_check(&mut t, 1_000_000), vec![ids[20]]);
-    assert_eq!(t.engine.next_deadline_ms(), Some(1_045_000));
-    assert_eq!(tick_and_check(&mut t, 1_045_000), vec![accepted, moved]);
+    assert_eq!(t.engine.next_deadline_ms(), Some(1_045_001));
+    assert!(tick_and_check(&mut t, 1_045_000).is_empty());
+    assert_eq!(tick_and_check(&mut t, 1_045_001), vec![accepted, moved]);
 
     // The last challenges; then only the matches without a clock deadline are live.
     assert_eq!(

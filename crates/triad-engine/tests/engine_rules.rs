@@ -38,7 +38,7 @@ fn ending(reason: EndReason) -> (Table, MatchId, Vec<Address>) {
         EndReason::Timeout => {
             let id = t.queue_match(ALICE, BOB, TTT, ETHER);
             t.play_ttt(id, &[4]);
-            t.advance(MOVE_TIMEOUT_MS);
+            t.advance(MOVE_TIMEOUT_MS + 1);
             t.ok(ALICE, Command::ClaimTimeout { match_id: id });
             id
         }
@@ -50,7 +50,7 @@ fn ending(reason: EndReason) -> (Table, MatchId, Vec<Address>) {
         }
         EndReason::Aborted => {
             let id = t.queue_match(ALICE, BOB, TTT, ETHER);
-            t.advance(MOVE_TIMEOUT_MS);
+            t.advance(MOVE_TIMEOUT_MS + 1);
             t.ok(ALICE, Command::ClaimTimeout { match_id: id });
             id
         }
@@ -1332,14 +1332,21 @@ fn claims_are_judged_against_the_commands_time() {
     let id = t.queue_match(ALICE, BOB, TTT, 0);
     t.at(10_000);
     t.play_ttt(id, &[4]);
-    t.at(10_000 + MOVE_TIMEOUT_MS - 1);
-    let err = t.expect_err(ALICE, Command::ClaimTimeout { match_id: id }, 110);
-    assert_eq!(err, EngineError::DeadlineNotReached { remaining_ms: 1 });
-    // No tick is needed: the claim's own time is past the deadline.
+    // Seed 3's "more than" the timeout: at exactly the timeout, still refused.
     t.at(10_000 + MOVE_TIMEOUT_MS);
+    let err = t.expect_err(ALICE, Command::ClaimTimeout { match_id: id }, 110);
+    assert_eq!(
+        err,
+        EngineError::DeadlineNotReached {
+            remaining_ms: 1,
+            your_move: false
+        }
+    );
+    // No tick is needed: the claim's own time is past the deadline.
+    t.at(10_000 + MOVE_TIMEOUT_MS + 1);
     t.ok(ALICE, Command::ClaimTimeout { match_id: id });
     assert_eq!(t.result(id).reason, EndReason::Timeout);
-    assert_eq!(t.result(id).ended_ms, 10_000 + MOVE_TIMEOUT_MS);
+    assert_eq!(t.result(id).ended_ms, 10_000 + MOVE_TIMEOUT_MS + 1);
 }
 
 #[test]
@@ -1351,9 +1358,9 @@ fn the_move_deadline_runs_from_the_opponents_last_move() {
     t.at(50_000);
     t.play_ttt(id, &[0]);
     // Alice is to move; Bob's clock started at 50 s.
-    t.at(50_000 + MOVE_TIMEOUT_MS - 1);
-    t.expect_err(BOB, Command::ClaimTimeout { match_id: id }, 110);
     t.at(50_000 + MOVE_TIMEOUT_MS);
+    t.expect_err(BOB, Command::ClaimTimeout { match_id: id }, 110);
+    t.at(50_000 + MOVE_TIMEOUT_MS + 1);
     t.ok(BOB, Command::ClaimTimeout { match_id: id });
     assert_eq!(t.result(id).winner, Some(Player::Second));
 }
@@ -1379,10 +1386,13 @@ fn automatic_timeouts_fire_on_the_tick_at_the_deadline() {
     let id = t.queue_match(ALICE, BOB, TTT, ETHER);
     t.at(1_000);
     t.play_ttt(id, &[4]);
-    assert_eq!(t.engine.next_deadline_ms(), Some(1_000 + MOVE_TIMEOUT_MS));
-    t.at(1_000 + MOVE_TIMEOUT_MS - 1);
-    assert!(t.ok(CAROL, Command::Tick).events.is_empty());
+    assert_eq!(
+        t.engine.next_deadline_ms(),
+        Some(1_000 + MOVE_TIMEOUT_MS + 1)
+    );
     t.at(1_000 + MOVE_TIMEOUT_MS);
+    assert!(t.ok(CAROL, Command::Tick).events.is_empty());
+    t.at(1_000 + MOVE_TIMEOUT_MS + 1);
     let r = t.ok(CAROL, Command::Tick);
     let (_, reason, winner, _) = ended(&r).unwrap();
     assert_eq!((reason, winner), (EndReason::Timeout, Some(Player::First)));
@@ -1397,7 +1407,7 @@ fn automatic_timeouts_still_let_the_last_mover_claim_before_the_tick() {
     let mut t = Table::with(|c| c.automatic_timeouts = true);
     let id = t.queue_match(ALICE, BOB, TTT, 0);
     t.play_ttt(id, &[4, 0]);
-    t.advance(MOVE_TIMEOUT_MS);
+    t.advance(MOVE_TIMEOUT_MS + 1);
     t.expect_err(ALICE, Command::ClaimTimeout { match_id: id }, 111);
     let r = t.ok(BOB, Command::ClaimTimeout { match_id: id });
     assert_eq!(ended(&r).unwrap().2, Some(Player::Second));
@@ -1431,10 +1441,13 @@ fn a_first_move_that_never_comes_aborts_on_the_tick_with_full_refunds() {
         t.fund(BOB, ETHER);
         t.at(1_000);
         let id = t.queue_match(ALICE, BOB, SOS, ETHER);
-        assert_eq!(t.engine.next_deadline_ms(), Some(1_000 + MOVE_TIMEOUT_MS));
-        t.at(1_000 + MOVE_TIMEOUT_MS - 1);
-        assert!(t.ok(CAROL, Command::Tick).events.is_empty());
+        assert_eq!(
+            t.engine.next_deadline_ms(),
+            Some(1_000 + MOVE_TIMEOUT_MS + 1)
+        );
         t.at(1_000 + MOVE_TIMEOUT_MS);
+        assert!(t.ok(CAROL, Command::Tick).events.is_empty());
+        t.at(1_000 + MOVE_TIMEOUT_MS + 1);
         let r = t.ok(CAROL, Command::Tick);
         let (_, reason, winner, _) = ended(&r).unwrap();
         assert_eq!((reason, winner), (EndReason::Aborted, None));
@@ -1456,9 +1469,9 @@ fn either_player_may_abort_a_match_whose_first_move_never_came() {
     for who in [ALICE, BOB] {
         let mut t = Table::new();
         let id = t.queue_match(ALICE, BOB, TTT, 0);
-        t.at(MOVE_TIMEOUT_MS - 1);
-        t.expect_err(who, Command::ClaimTimeout { match_id: id }, 110);
         t.at(MOVE_TIMEOUT_MS);
+        t.expect_err(who, Command::ClaimTimeout { match_id: id }, 110);
+        t.at(MOVE_TIMEOUT_MS + 1);
         t.ok(who, Command::ClaimTimeout { match_id: id });
         assert_eq!(t.result(id).reason, EndReason::Aborted);
     }
@@ -1521,7 +1534,8 @@ fn time_earlier_than_the_last_event_is_clamped_to_it() {
     assert_eq!(
         err,
         EngineError::DeadlineNotReached {
-            remaining_ms: MOVE_TIMEOUT_MS
+            remaining_ms: MOVE_TIMEOUT_MS + 1,
+            your_move: false
         }
     );
     assert!(
@@ -1650,7 +1664,7 @@ fn odd_stakes_round_payouts_down_and_the_remainder_goes_to_the_reserve() {
     t.assert_reserve(4);
     let id = t.queue_match(ALICE, BOB, TTT, 7);
     t.play_ttt(id, &[4]);
-    t.advance(MOVE_TIMEOUT_MS);
+    t.advance(MOVE_TIMEOUT_MS + 1);
     t.ok(ALICE, Command::ClaimTimeout { match_id: id });
     t.assert_balances(&[(ALICE, 104 - 7 + 13), (BOB, 92 - 7)]);
     t.assert_reserve(5);
@@ -2172,7 +2186,7 @@ fn a_replay_of_the_log_equals_the_engine_at_every_step() {
     t.check_replay();
     let mover = t.mover(id);
     t.mv(mover, id, 4, Mark::O);
-    t.advance(MOVE_TIMEOUT_MS);
+    t.advance(MOVE_TIMEOUT_MS + 1);
     t.ok(CAROL, Command::Tick);
     t.check_replay();
     // Applying the events one by one to a fresh engine gives the same state.

@@ -253,9 +253,19 @@ code_tests! {
         let mut t = Table::new();
         let id = t.queue_match(ALICE, BOB, TTT, 0);
         let abort_early = t.expect_err(BOB, Command::ClaimTimeout { match_id: id }, 110);
-        assert_eq!(abort_early, EngineError::DeadlineNotReached { remaining_ms: MOVE_TIMEOUT_MS });
+        assert_eq!(
+            abort_early,
+            EngineError::DeadlineNotReached { remaining_ms: MOVE_TIMEOUT_MS + 1, your_move: false }
+        );
+        // The player whose first move is due is told the move is theirs.
+        let first_mover = t.expect_err(ALICE, Command::ClaimTimeout { match_id: id }, 110);
+        assert_eq!(
+            first_mover,
+            EngineError::DeadlineNotReached { remaining_ms: MOVE_TIMEOUT_MS + 1, your_move: true }
+        );
+        assert!(first_mover.to_string().contains("the first move is yours"), "{first_mover}");
         t.play_ttt(id, &[4]);
-        t.advance(MOVE_TIMEOUT_MS - 1);
+        t.advance(MOVE_TIMEOUT_MS);
         vec![abort_early, t.expect_err(ALICE, Command::ClaimTimeout { match_id: id }, 110)]
     }
 
@@ -263,7 +273,7 @@ code_tests! {
         let mut t = Table::new();
         let id = t.queue_match(ALICE, BOB, TTT, 0);
         t.play_ttt(id, &[4]);
-        t.advance(MOVE_TIMEOUT_MS);
+        t.advance(MOVE_TIMEOUT_MS + 1);
         vec![t.expect_err(BOB, Command::ClaimTimeout { match_id: id }, 111)]
     }
 
@@ -320,7 +330,7 @@ code_tests! {
         let mut t = Table::new();
         let id = t.queue_match(ALICE, BOB, TTT, 0);
         let in_play = t.expect_err(ALICE, Command::Rematch { match_id: id }, 117);
-        t.advance(MOVE_TIMEOUT_MS);
+        t.advance(MOVE_TIMEOUT_MS + 1);
         t.ok(ALICE, Command::ClaimTimeout { match_id: id });
         let aborted = t.expect_err(ALICE, Command::Rematch { match_id: id }, 117);
         let cancelled = t.join(CAROL, TTT, 0);
@@ -421,13 +431,13 @@ code_tests! {
         let mut t = Table::with(|c| c.automatic_timeouts = true);
         let id = t.queue_match(ALICE, BOB, TTT, 0);
         t.play_ttt(id, &[4]);
-        t.advance(MOVE_TIMEOUT_MS);
+        t.advance(MOVE_TIMEOUT_MS + 1);
         let mv = t.move_cmd(id, 0, Mark::O);
         let late = t.expect_err(BOB, mv, 127);
         // Before the first move, the abort deadline binds whatever the setting.
         let mut u = Table::new();
         let ready = u.queue_match(ALICE, BOB, TTT, 0);
-        u.advance(MOVE_TIMEOUT_MS);
+        u.advance(MOVE_TIMEOUT_MS + 1);
         let mv = u.move_cmd(ready, 4, Mark::X);
         let unstarted = u.expect_err(ALICE, mv, 127);
         // Without automatic timeouts, a late move stands until the last mover claims.

@@ -311,13 +311,17 @@ fn seed3_ur2slow_pays_1_9_ether_and_the_reserve_keeps_0_1() {
     let (mut t, id) = staked_sos();
     t.at(5_000);
     t.mv(ALICE, id, 0, Mark::S);
-    t.at(5_000 + MOVE_TIMEOUT_MS - 1);
+    // "More than 1 minute": at exactly the minute the claim is refused, 1 ms later taken.
+    t.at(5_000 + MOVE_TIMEOUT_MS);
     let err = t.expect_err(ALICE, Command::ClaimTimeout { match_id: id }, 110);
     assert_eq!(
         err,
-        triad_engine::EngineError::DeadlineNotReached { remaining_ms: 1 }
+        triad_engine::EngineError::DeadlineNotReached {
+            remaining_ms: 1,
+            your_move: false
+        }
     );
-    t.at(5_000 + MOVE_TIMEOUT_MS);
+    t.at(5_000 + MOVE_TIMEOUT_MS + 1);
     let r = t.ok(ALICE, Command::ClaimTimeout { match_id: id });
     let (_, reason, winner, _) = ended(&r).unwrap();
     assert_eq!((reason, winner), (EndReason::Timeout, Some(Player::First)));
@@ -359,7 +363,7 @@ fn seed3_regression_only_the_last_mover_can_claim_the_timeout() {
     t.mv(BOB, id, 8, Mark::O);
     t.expect_err(ALICE, Command::ClaimTimeout { match_id: id }, 111);
     t.expect_err(BOB, Command::ClaimTimeout { match_id: id }, 110);
-    t.advance(MOVE_TIMEOUT_MS);
+    t.advance(MOVE_TIMEOUT_MS + 1);
     t.ok(BOB, Command::ClaimTimeout { match_id: id });
     t.assert_balances(&[(ALICE, 0), (BOB, tenths(19))]);
     assert_eq!(t.record(BOB), (1, 1));
@@ -372,9 +376,9 @@ fn seed3_regression_only_the_last_mover_can_claim_the_timeout() {
 #[test]
 fn seed3_regression_an_abort_pays_nobody_at_the_zero_address() {
     let (mut t, id) = staked_sos();
-    t.at(MOVE_TIMEOUT_MS - 1);
-    t.expect_err(BOB, Command::ClaimTimeout { match_id: id }, 110);
     t.at(MOVE_TIMEOUT_MS);
+    t.expect_err(BOB, Command::ClaimTimeout { match_id: id }, 110);
+    t.at(MOVE_TIMEOUT_MS + 1);
     let r = t.ok(BOB, Command::ClaimTimeout { match_id: id });
     let (_, reason, winner, _) = ended(&r).unwrap();
     assert_eq!((reason, winner), (EndReason::Aborted, None));
@@ -457,7 +461,7 @@ fn seed3_hall_of_fame_counts_wins_and_games_as_u32() {
     // A ur2slow counts for both, as a win for the claimer.
     let id = t.queue_match(BOB, CAROL, SOS, ETHER);
     t.mv(BOB, id, 4, Mark::O);
-    t.advance(MOVE_TIMEOUT_MS);
+    t.advance(MOVE_TIMEOUT_MS + 1);
     t.ok(BOB, Command::ClaimTimeout { match_id: id });
     assert_eq!(t.record(BOB), (1, 2));
     assert_eq!(t.record(CAROL), (0, 1));

@@ -163,9 +163,22 @@ impl Shares {
     /// # Errors
     /// When `client` holds its share, or every slot is taken.
     pub fn take(self: &Arc<Self>, client: IpAddr) -> Result<Share, Refused> {
+        self.take_as(client, self.per_client)
+    }
+
+    /// Takes a slot for a trusted proxy, which stands for many clients (told apart per
+    /// request, by `X-Forwarded-For`): only the total bounds it.
+    ///
+    /// # Errors
+    /// When every slot is taken.
+    pub fn take_for_proxy(self: &Arc<Self>, proxy: IpAddr) -> Result<Share, Refused> {
+        self.take_as(proxy, usize::MAX)
+    }
+
+    fn take_as(self: &Arc<Self>, client: IpAddr, per_client: usize) -> Result<Share, Refused> {
         let mut held = self.lock();
         let mine = held.by_client.get(&client).copied().unwrap_or(0);
-        if mine >= self.per_client {
+        if mine >= per_client {
             return Err(Refused::Client);
         }
         if held.total >= self.total {

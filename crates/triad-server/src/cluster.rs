@@ -5,17 +5,24 @@
 //! number, applies them to its engine and publishes them to its own WebSockets
 //! ([`Core::catch_up`](crate::core::Core::catch_up)). `triad_apps` says "an agents' message
 //! was stored" (`<node> <recipient> <id>`): the node reads it and delivers it to its own
-//! subscribers of that inbox. A notification can be missed (the listening connection drops,
+//! subscribers of that inbox. `triad_sessions` says "this session was logged out" (its
+//! token hash): the node closes the sockets that act under it. A notification can be missed (the listening connection drops,
 //! or the node is busy): so the node also follows the log every second, and again whenever
 //! its listener reconnects. Nothing is lost that way; a WebSocket client that reconnects
-//! also catches up from its last sequence number.
+//! also catches up from its last sequence number. A missed logout is caught by the session
+//! sweep ([`sweep_sessions`](crate::api::auth::sweep_sessions)), which checks every
+//! socket's session against the database every 5 s.
 
 use std::time::Duration;
 
 use sqlx::postgres::PgListener;
 use triad_engine::Address;
 
-use crate::{api::AppState, apps, store::EVENTS_CHANNEL};
+use crate::{
+    api::AppState,
+    apps,
+    store::{EVENTS_CHANNEL, SESSIONS_CHANNEL},
+};
 
 /// The channel on which a node announces an agents' message it stored.
 pub const APPS_CHANNEL: &str = "triad_apps";
@@ -52,6 +59,9 @@ pub async fn follow(state: AppState) {
                     while let Some(n) = next {
                         if n.channel() == APPS_CHANNEL {
                             deliver(&state, n.payload()).await;
+                        } else if n.channel() == SESSIONS_CHANNEL {
+                            // A logout on some node: close the sockets it opened here.
+                            state.hub.end_session(n.payload());
                         }
                         next = listener.next_buffered();
                     }
@@ -69,7 +79,9 @@ pub async fn follow(state: AppState) {
 
 async fn connect(url: &str) -> Result<PgListener, sqlx::Error> {
     let mut listener = PgListener::connect(url).await?;
-    listener.listen_all([EVENTS_CHANNEL, APPS_CHANNEL]).await?;
+    listener
+        .listen_all([EVENTS_CHANNEL, APPS_CHANNEL, SESSIONS_CHANNEL])
+        .await?;
     Ok(listener)
 }
 

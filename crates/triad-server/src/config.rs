@@ -1,7 +1,13 @@
 //! Settings of `triad serve`: each one can come from a flag, a `TRIAD_…` environment
 //! variable or a TOML file (`--config`), in that order of precedence, else its default.
 
-use std::{net::SocketAddr, path::PathBuf, str::FromStr};
+use std::{
+    net::{IpAddr, SocketAddr},
+    path::PathBuf,
+    str::FromStr,
+};
+
+use ipnet::IpNet;
 
 use serde::Deserialize;
 use triad_engine::{Address, PayoutRules, RematchStart};
@@ -82,7 +88,8 @@ settings! {
     /// How long a challenge stays open, in ms [default: 600000].
     challenge_ttl_ms: u64 = 600_000, env "TRIAD_CHALLENGE_TTL_MS";
     /// End a slow player's match automatically at the deadline instead of waiting for a
-    /// claim [default: false].
+    /// claim. Whatever this says, a match whose first move never comes is called off (the
+    /// stakes refunded) by itself once the move timeout has passed [default: false].
     automatic_timeouts: bool = false, env "TRIAD_AUTOMATIC_TIMEOUTS";
     /// Winner's share of the pot, in basis points [default: 9000, seed 3's 1.8 of 2].
     win_bps_of_pot: u32 = PayoutRules::SEED3.win_bps_of_pot, env "TRIAD_WIN_BPS_OF_POT";
@@ -150,8 +157,75 @@ settings! {
     ws_rate: u32 = 20, env "TRIAD_WS_RATE";
     /// Log format: human or json [default: human].
     log_format: LogFormat = LogFormat::Human, env "TRIAD_LOG_FORMAT";
-    /// Tests only: let `POST /api/dev/clock` move the server's clock [default: false].
+    /// Tests only: let the owner move the server's clock with `POST /api/dev/clock`, at
+    /// most 30 days a call; refused without an owner [default: false].
     dev_clock: bool = false, env "TRIAD_DEV_CLOCK";
+    /// The reverse proxies in front of this server, as addresses or CIDR blocks separated by
+    /// commas (`127.0.0.1,10.0.0.0/8`; in the file a list or that string). Only a request
+    /// from one of them has its `X-Forwarded-For` read: the client is the right-most address
+    /// of that chain that is not a trusted proxy. Anyone else's header is ignored
+    /// [default: none, every client is its own peer address].
+    trusted_proxies: TrustedProxies = TrustedProxies::default(), env "TRIAD_TRUSTED_PROXIES";
+    /// The server's public base URL, as clients reach it (`https://triad.example`): the A2A
+    /// agent card names it, never the request's `Host` [default: http:// and the listen
+    /// address].
+    public_url: String = String::new(), env "TRIAD_PUBLIC_URL";
+}
+
+/// The trusted reverse proxies (`--trusted-proxies`): addresses and CIDR blocks.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TrustedProxies(pub Vec<IpNet>);
+
+impl TrustedProxies {
+    /// Whether `ip` is one of the trusted proxies (an IPv4 address mapped into IPv6, as a
+    /// dual-stack socket reports it, counts as the IPv4 address).
+    #[must_use]
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        let ip = ip.to_canonical();
+        self.0.iter().any(|net| net.contains(&ip))
+    }
+
+    /// Whether no proxy is trusted.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl FromStr for TrustedProxies {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        s.split(',')
+            .map(str::trim)
+            .filter(|part| !part.is_empty())
+            .map(|part| {
+                part.parse::<IpNet>()
+                    .or_else(|_| part.parse::<IpAddr>().map(IpNet::from))
+                    .map(|net| net.trunc())
+                    .map_err(|_| {
+                        format!("{part:?} is not an IP address or a CIDR block (10.0.0.0/8)")
+                    })
+            })
+            .collect::<Result<_, _>>()
+            .map(TrustedProxies)
+    }
+}
+
+impl<'de> Deserialize<'de> for TrustedProxies {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        /// A list of entries, or one string of them separated by commas.
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Given {
+            One(String),
+            Many(Vec<String>),
+        }
+        let text = match Given::deserialize(d)? {
+            Given::One(text) => text,
+            Given::Many(list) => list.join(","),
+        };
+        text.parse().map_err(serde::de::Error::custom)
+    }
 }
 
 /// The default stake limit: 10^18 minor units, one ether in wei (seed 3 stakes one ether),
@@ -254,6 +328,10 @@ impl Settings {
                 "max_websockets and the per-IP connection, WebSocket and long-poll caps must be more than zero"
                     .into(),
             );
+        }
+        let url = &self.public_url;
+        if !(url.is_empty() || url.starts_with("http://") || url.starts_with("https://")) {
+            return Err("public_url must start with http:// or https://".into());
         }
         if self.ws_send_queue == 0 || self.max_body_bytes < 256 {
             return Err("ws_send_queue must be positive and max_body_bytes at least 256".into());

@@ -130,6 +130,10 @@ type ConnId = u64;
 struct Conn {
     tx: mpsc::Sender<Frame>,
     kicked: Arc<Notify>,
+    /// The login the connection acts under: its token's hash and expiry.
+    session: Option<(Arc<str>, u64)>,
+    /// Notified when that login ends (a logout, here or on another node, or its expiry).
+    session_ended: Arc<Notify>,
     topics: HashSet<String>,
 }
 
@@ -157,6 +161,8 @@ pub struct Registration {
     pub frames: mpsc::Receiver<Frame>,
     /// Notified when the connection was too slow and was dropped.
     pub kicked: Arc<Notify>,
+    /// Notified when the login the connection acts under ended ([`Hub::end_session`]).
+    pub session_ended: Arc<Notify>,
     /// Notified when the server shuts down.
     pub shutdown: Arc<Notify>,
 }
@@ -172,6 +178,7 @@ impl Hub {
     pub fn register(&self, capacity: usize) -> Registration {
         let (tx, frames) = mpsc::channel(capacity);
         let kicked = Arc::new(Notify::new());
+        let session_ended = Arc::new(Notify::new());
         let mut inner = self.lock();
         inner.next_id += 1;
         let id = inner.next_id;
@@ -180,6 +187,8 @@ impl Hub {
             Conn {
                 tx,
                 kicked: kicked.clone(),
+                session: None,
+                session_ended: session_ended.clone(),
                 topics: HashSet::new(),
             },
         );
@@ -188,8 +197,64 @@ impl Hub {
             id,
             frames,
             kicked,
+            session_ended,
             shutdown: self.shutdown.clone(),
         }
+    }
+
+    /// Records the login a connection acts under (its token's hash and expiry), so that
+    /// [`end_session`](Hub::end_session) and [`end_expired`](Hub::end_expired) reach it.
+    pub fn set_session(&self, id: u64, token_hash: &str, expires_ms: u64) {
+        if let Some(conn) = self.lock().conns.get_mut(&id) {
+            conn.session = Some((Arc::from(token_hash), expires_ms));
+        }
+    }
+
+    /// A login ended (logged out, here or on another node): every connection acting under
+    /// it is told to close. Returns how many were.
+    pub fn end_session(&self, token_hash: &str) -> usize {
+        let inner = self.lock();
+        let mut ended = 0;
+        for conn in inner.conns.values() {
+            if conn
+                .session
+                .as_ref()
+                .is_some_and(|(hash, _)| &**hash == token_hash)
+            {
+                conn.session_ended.notify_one();
+                ended += 1;
+            }
+        }
+        ended
+    }
+
+    /// Tells every connection whose login has expired by `now_ms` to close. Returns how
+    /// many were.
+    pub fn end_expired(&self, now_ms: u64) -> usize {
+        let inner = self.lock();
+        let mut ended = 0;
+        for conn in inner.conns.values() {
+            if conn
+                .session
+                .as_ref()
+                .is_some_and(|&(_, expires)| now_ms >= expires)
+            {
+                conn.session_ended.notify_one();
+                ended += 1;
+            }
+        }
+        ended
+    }
+
+    /// The distinct logins the open connections act under (token hashes).
+    #[must_use]
+    pub fn sessions(&self) -> Vec<Arc<str>> {
+        let inner = self.lock();
+        let mut seen: HashSet<Arc<str>> = HashSet::new();
+        for (hash, _) in inner.conns.values().filter_map(|c| c.session.as_ref()) {
+            seen.insert(hash.clone());
+        }
+        seen.into_iter().collect()
     }
 
     /// Subscribes a connection to a topic.

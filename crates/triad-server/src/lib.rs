@@ -168,6 +168,7 @@ pub async fn start(mut settings: Settings) -> Result<Running, ServeError> {
     if state.store.is_shared() {
         tokio::spawn(cluster::follow(state.clone()));
     }
+    tokio::spawn(api::auth::sweep_sessions(state.clone()));
     let limits = state.limits.clone();
     tokio::spawn(async move {
         loop {
@@ -252,6 +253,9 @@ pub async fn serve(mut settings: Settings) -> Result<(), ServeError> {
         // the system chose).
         settings.domain = local.to_string();
     }
+    // The address actually served, for what names the server to clients (the agent card's
+    // URL, unless --public-url names it).
+    settings.addr = local;
     let running = start(settings).await?;
     let stop = shutdown_signal();
     tracing::info!("Triad is listening on http://{local}");
@@ -268,7 +272,8 @@ pub async fn serve(mut settings: Settings) -> Result<(), ServeError> {
         n => n,
     };
     let connections = bounds::Shares::new("connections", settings.max_connections_per_ip, total);
-    listen::run(listener, app, header_timeout, connections, async move {
+    let proxies = settings.trusted_proxies.clone();
+    listen::run(listener, app, header_timeout, connections, proxies, async move {
         // A core that stops by itself took a fault it could not contain: the server stops
         // too, loudly, rather than answer every command with 503 (`/healthz` says so
         // meanwhile).

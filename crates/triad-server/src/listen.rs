@@ -48,6 +48,7 @@ use tokio::{net::TcpListener, sync::watch, task::JoinSet};
 use tower::ServiceExt as _;
 
 use crate::bounds::{OVERFLOW, OVERFLOW_PER_CLIENT, Refused, Share, Shares};
+use crate::config::TrustedProxies;
 
 /// The slot of the connection a request came on: a WebSocket upgraded from the connection
 /// holds it (a clone) until it closes.
@@ -58,7 +59,8 @@ pub struct ConnectionSlot(pub Arc<Share>);
 const OVERFLOW_HEADER_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Serves `app` on `listener` until `shutdown` resolves, then drains the connections.
-/// `connections` shares the connections out per client.
+/// `connections` shares the connections out per client; a peer among `proxies` (the
+/// trusted reverse proxies) is bounded by the total only.
 ///
 /// # Errors
 /// Never for a failed connection (it is logged and dropped); accept errors (out of file
@@ -68,6 +70,7 @@ pub async fn run(
     app: Router,
     header_timeout: Duration,
     connections: Arc<Shares>,
+    proxies: TrustedProxies,
     shutdown: impl Future<Output = ()> + Send,
 ) -> std::io::Result<()> {
     let (stop_tx, _) = watch::channel(false);
@@ -95,7 +98,14 @@ pub async fn run(
         };
         let _ = stream.set_nodelay(true);
         let client = remote.ip();
-        let (slot, refused) = match connections.take(client) {
+        // A trusted proxy's connections carry many clients: they are told apart per
+        // request (api::ClientIp), and only the total bounds the proxy's connections.
+        let taken = if proxies.contains(client) {
+            connections.take_for_proxy(client)
+        } else {
+            connections.take(client)
+        };
+        let (slot, refused) = match taken {
             Ok(slot) => (Some(Arc::new(slot)), None),
             Err(why) => match overflow.take(client) {
                 Ok(spare) => (Some(Arc::new(spare)), Some(why)),

@@ -12,7 +12,7 @@
 //! step compiles it again. Behind the cast the limit is an expression evaluated when the
 //! statement runs, and the prepared statement stays valid; PostgreSQL takes either form.
 
-use std::{borrow::Cow, str::FromStr, time::Instant};
+use std::{borrow::Cow, collections::HashSet, str::FromStr, time::Instant};
 
 use sqlx::{
     AnyPool, Row,
@@ -479,6 +479,10 @@ const CLUSTER_LOCK: i64 = 0x0074_7269_6164;
 /// The PostgreSQL channel on which a node announces committed events (payload: the last
 /// sequence number, a hint only).
 pub const EVENTS_CHANNEL: &str = "triad_events";
+
+/// The channel on which a node announces a logout to the others (the payload is the
+/// session's token hash), so that they close the sockets it opened at once.
+pub const SESSIONS_CHANNEL: &str = "triad_sessions";
 
 /// A transaction that holds the cluster-wide command lock (PostgreSQL) until it ends.
 pub type Tx = sqlx::Transaction<'static, sqlx::Any>;
@@ -1182,22 +1186,100 @@ impl Store {
         .transpose()
     }
 
-    /// Deletes a session (logout), and every expired one.
+    /// Deletes a session (logout) and, when several nodes share the database, tells the
+    /// others ([`SESSIONS_CHANNEL`]) so they close its sockets at once. Expired sessions
+    /// are left to [`purge_expired`](Store::purge_expired).
     ///
     /// # Errors
     /// On a database failure.
-    pub async fn delete_session(&self, token_hash: &str, now_ms: u64) -> Result<(), StoreError> {
+    pub async fn delete_session(&self, token_hash: &str) -> Result<(), StoreError> {
         let mut conn = self.pool.acquire().await?;
-        let result = sqlx::query("DELETE FROM sessions WHERE token_hash = $1 OR expires_ms < $2")
-            .bind(token_hash)
-            .bind(to_i64(now_ms))
-            .execute(&mut *conn)
-            .await;
+        let result = async {
+            sqlx::query("DELETE FROM sessions WHERE token_hash = $1")
+                .bind(token_hash)
+                .execute(&mut *conn)
+                .await?;
+            if self.is_shared() {
+                sqlx::query("SELECT pg_notify($1, $2)")
+                    .bind(SESSIONS_CHANNEL)
+                    .bind(token_hash)
+                    .execute(&mut *conn)
+                    .await?;
+            }
+            Ok::<(), StoreError>(())
+        }
+        .await;
         if result.is_err() {
             close_after_failed_write(&mut conn);
         }
-        result?;
-        Ok(())
+        result
+    }
+
+    /// Deletes at most `limit` expired sessions and at most `limit` expired login
+    /// challenges (expired: `expires_ms <= now_ms`, as a login checks them). Returns how
+    /// many of each went; a full batch means more may be left for the next call.
+    ///
+    /// # Errors
+    /// On a database failure.
+    pub async fn purge_expired(&self, now_ms: u64, limit: u32) -> Result<(u64, u64), StoreError> {
+        let mut conn = self.pool.acquire().await?;
+        let result = async {
+            let sessions = sqlx::query(
+                "DELETE FROM sessions WHERE token_hash IN (SELECT token_hash FROM sessions \
+                 WHERE expires_ms <= $1 LIMIT CAST($2 AS BIGINT))",
+            )
+            .bind(to_i64(now_ms))
+            .bind(i64::from(limit))
+            .execute(&mut *conn)
+            .await?
+            .rows_affected();
+            let challenges = sqlx::query(
+                "DELETE FROM login_challenges WHERE id IN (SELECT id FROM login_challenges \
+                 WHERE expires_ms <= $1 LIMIT CAST($2 AS BIGINT))",
+            )
+            .bind(to_i64(now_ms))
+            .bind(i64::from(limit))
+            .execute(&mut *conn)
+            .await?
+            .rows_affected();
+            Ok::<_, StoreError>((sessions, challenges))
+        }
+        .await;
+        if result.is_err() {
+            close_after_failed_write(&mut conn);
+        }
+        result
+    }
+
+    /// Of these sessions (token hashes), those that still exist and have not expired at
+    /// `now_ms`: a node checks the sessions of its sockets against the database, which
+    /// other nodes' logouts change.
+    ///
+    /// # Errors
+    /// On a database failure.
+    pub async fn live_sessions(
+        &self,
+        token_hashes: &[std::sync::Arc<str>],
+        now_ms: u64,
+    ) -> Result<HashSet<String>, StoreError> {
+        let mut live = HashSet::new();
+        for chunk in token_hashes.chunks(500) {
+            let placeholders: Vec<String> = (2..chunk.len() + 2).map(|n| format!("${n}")).collect();
+            let sql = format!(
+                "SELECT token_hash FROM sessions WHERE expires_ms > $1 AND token_hash IN ({})",
+                placeholders.join(", ")
+            );
+            // Audited: the text is fixed but for the count of numbered placeholders; the
+            // hashes are bound.
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(to_i64(now_ms));
+            for hash in chunk {
+                query = query.bind(&**hash);
+            }
+            for row in query.fetch_all(&self.pool).await? {
+                live.insert(row.try_get::<String, _>(0)?);
+            }
+        }
+        Ok(live)
     }
 
     /// Whether the database answers.

@@ -266,7 +266,7 @@ async fn leaving_a_staked_queue_before_the_wait_is_refused_with_the_time_left() 
 
     server.advance(90_000).await;
     let r = server.delete("/api/queue").auth(&alice).send().await;
-    assert_eq!(r.expect(201)["match"]["outcome"]["reason"], "cancelled");
+    assert_eq!(r.expect(200)["match"]["outcome"]["reason"], "cancelled");
     assert_eq!(server.balance(&alice).await, 1_000);
 }
 
@@ -282,7 +282,7 @@ async fn leaving_a_free_queue_is_allowed_at_once() {
         .await
         .expect(201);
     let r = server.delete("/api/queue").auth(&alice).send().await;
-    assert_eq!(r.expect(201)["match"]["outcome"]["reason"], "cancelled");
+    assert_eq!(r.expect(200)["match"]["outcome"]["reason"], "cancelled");
     let r = server.delete("/api/queue").auth(&alice).send().await;
     r.expect_error(404, 210, "not_found");
 }
@@ -401,7 +401,8 @@ async fn a_match_shows_board_players_marks_turn_seq_deadline_outcome_cells_and_s
     assert_eq!(m["moves"], json!([]));
     assert_eq!(
         m["deadline"],
-        json!({ "at_ms": now + MOVE_TIMEOUT_MS, "kind": "abort" })
+        // The first instant past the timeout ("more than" it, seed 3).
+        json!({ "at_ms": now + MOVE_TIMEOUT_MS + 1, "kind": "abort" })
     );
     assert_eq!(m["outcome"], Value::Null);
 
@@ -419,7 +420,7 @@ async fn a_match_shows_board_players_marks_turn_seq_deadline_outcome_cells_and_s
     );
     assert_eq!(
         m["deadline"],
-        json!({ "at_ms": now + 5_000 + MOVE_TIMEOUT_MS, "kind": "timeout" })
+        json!({ "at_ms": now + 5_000 + MOVE_TIMEOUT_MS + 1, "kind": "timeout" })
     );
 
     for (seq, who, cell, mark) in [(2, &bob, 3, "O"), (3, &alice, 1, "X"), (4, &bob, 4, "O")] {
@@ -607,7 +608,8 @@ async fn the_last_mover_claims_the_win_once_the_opponent_runs_out_of_time() {
 
     let r = server.post(&claim).auth(&alice).send().await;
     r.expect_error(409, 110, "deadline_not_reached");
-    assert_eq!(r.retry_after(), Some(MOVE_TIMEOUT_MS / 1000));
+    // Taken from the timeout plus 1 ms: 61 whole seconds.
+    assert_eq!(r.retry_after(), Some(MOVE_TIMEOUT_MS / 1000 + 1));
     server
         .post(&claim)
         .auth(&bob)
@@ -618,9 +620,15 @@ async fn the_last_mover_claims_the_win_once_the_opponent_runs_out_of_time() {
     server.advance(MOVE_TIMEOUT_MS - 1_000).await;
     let r = server.post(&claim).auth(&alice).send().await;
     r.expect_error(409, 110, "deadline_not_reached");
+    assert_eq!(r.retry_after(), Some(2));
+
+    // Seed 3's "more than" the timeout: refused at exactly it, taken 1 ms later.
+    server.advance(1_000).await;
+    let r = server.post(&claim).auth(&alice).send().await;
+    r.expect_error(409, 110, "deadline_not_reached");
     assert_eq!(r.retry_after(), Some(1));
 
-    server.advance(1_000).await;
+    server.advance(1).await;
     let r = server.post(&claim).auth(&alice).send().await;
     let m = &r.expect(201)["match"];
     assert_eq!(m["outcome"]["reason"], "timeout");
@@ -1381,7 +1389,7 @@ async fn every_inbox_read_back_from_the_store_is_what_its_subscribers_were_sent(
         .auth(dave)
         .send()
         .await
-        .expect(201);
+        .expect(200);
     queue(bob, 50).send().await.expect(201);
     let r = queue(carol, 50).send().await;
     let queued = r.expect(201)["match"]["id"].as_u64().unwrap();

@@ -1155,10 +1155,12 @@ fn parts(answer: &Value) -> Vec<(String, Value)> {
 
 #[tokio::test]
 async fn the_agent_card_describes_the_computer() {
-    let server = Server::start().await;
+    let server =
+        Server::start_with(|a| a.public_url = Some("http://triad.test:8080".to_owned())).await;
+    // The card names the configured public URL, whatever the request's Host says.
     let r = server
         .get("/.well-known/agent-card.json")
-        .header("host", "triad.test:8080")
+        .header("host", "evil.example")
         .send()
         .await;
     let card = r.expect(200);

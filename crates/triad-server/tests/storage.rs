@@ -382,3 +382,40 @@ async fn commits_reach_the_main_file_while_the_server_runs() {
     .await;
     server.stop().await;
 }
+
+/// The store's session upkeep, on either backend: `live_sessions` keeps only sessions that
+/// exist and have not expired, and `purge_expired` deletes expired sessions in bounded
+/// batches and leaves the live ones.
+#[tokio::test]
+async fn expired_sessions_are_purged_in_batches_and_live_ones_kept() {
+    let server = Server::start().await;
+    let store = &server.state().store;
+    // Times past the server's clock, so that its own sweep leaves these rows alone.
+    let t = server.now().await + 60_000;
+    let someone = triad_engine::Address::from_bytes([9; 32]);
+    for i in 0..5u64 {
+        store
+            .save_session(&format!("old{i}"), someone, "k", t, t + 1_000)
+            .await
+            .unwrap();
+    }
+    store
+        .save_session("live", someone, "k", t, t + 10_000)
+        .await
+        .unwrap();
+    let asked: Vec<std::sync::Arc<str>> = ["old0", "live", "nobody"]
+        .into_iter()
+        .map(std::sync::Arc::from)
+        .collect();
+    let live = store.live_sessions(&asked, t + 2_000).await.unwrap();
+    assert_eq!(
+        live.into_iter().collect::<Vec<_>>(),
+        vec!["live".to_owned()]
+    );
+    assert_eq!(store.purge_expired(t + 2_000, 3).await.unwrap().0, 3);
+    assert_eq!(store.purge_expired(t + 2_000, 3).await.unwrap().0, 2);
+    assert_eq!(store.purge_expired(t + 2_000, 3).await.unwrap().0, 0);
+    assert!(store.session("live").await.unwrap().is_some());
+    store.delete_session("live").await.unwrap();
+    assert!(store.session("live").await.unwrap().is_none());
+}

@@ -480,7 +480,9 @@ async fn an_agent_whose_opponent_goes_silent_takes_the_servers_automatic_timeout
 /// Bob proposes to an agent, makes one move and falls silent until his time runs out.
 async fn silent_opponent(server_args: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), "", server_args).await;
+    // An owner, for the dev clock (only the owner may move it).
+    let owner = new_key().address_string();
+    let server = Server::start(dir.path(), &owner, server_args).await;
     let (ann_key, ann) = save_key(dir.path(), "ann");
     let (bob_key, _) = save_key(dir.path(), "bob");
     let ann_address = ann.address_string();

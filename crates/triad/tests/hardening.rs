@@ -8,6 +8,8 @@ mod bounds;
 mod consent;
 #[path = "hardening/engine.rs"]
 mod engine;
+#[path = "hardening/sessions.rs"]
+mod sessions;
 mod support;
 
 #[path = "hardening/exactness.rs"]

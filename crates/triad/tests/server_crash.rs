@@ -429,7 +429,7 @@ async fn sigkill_with_requests_in_flight_loses_nothing_acknowledged() {
         .map(|g| g.id)
         .collect();
     assert!(aborting.len() >= 2, "games 4 and 12 never moved");
-    api.advance(60_000).await;
+    api.advance(60_001).await;
     let mut aborted = BTreeSet::new();
     while aborted != aborting {
         let event = lobby.next_event().await;
@@ -677,7 +677,7 @@ async fn the_dev_clock_resumes_where_the_log_left_off() {
     let now = api.advance(0).await;
     assert!(now >= before, "the clock went back from {before} to {now}");
     api.claim(&alice, id).await.expect_error(409, 110);
-    api.advance(60_000).await;
+    api.advance(60_001).await;
     let m = api
         .poll("the abort", || async {
             let m = api.match_(id).await;

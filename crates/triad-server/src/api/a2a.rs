@@ -20,7 +20,7 @@ use axum::{
     Json,
     body::Bytes,
     extract::State,
-    http::{HeaderMap, header},
+    http::header,
     response::{IntoResponse, Response},
 };
 use serde_json::{Value, json};
@@ -35,18 +35,15 @@ use super::{AppState, Authed, error::ApiError};
 /// The A2A protocol version this endpoint speaks.
 pub const A2A_VERSION: &str = "0.3.0";
 
-/// The server's base URL as the client reached it.
-fn base_url(state: &AppState, headers: &HeaderMap) -> String {
-    let host = headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .map_or_else(|| state.settings.addr.to_string(), str::to_owned);
-    let scheme = headers
-        .get("x-forwarded-proto")
-        .and_then(|h| h.to_str().ok())
-        .filter(|p| *p == "https")
-        .unwrap_or("http");
-    format!("{scheme}://{host}")
+/// The server's public base URL (`--public-url`, else `http://` and the address it listens
+/// on), without a trailing `/`. Never from the request: a forged `Host` or
+/// `X-Forwarded-Proto` would make the card send agents (and their tokens) elsewhere.
+fn base_url(state: &AppState) -> String {
+    if state.settings.public_url.is_empty() {
+        format!("http://{}", state.settings.addr)
+    } else {
+        state.settings.public_url.trim_end_matches('/').to_owned()
+    }
 }
 
 fn skill(app: App) -> Value {
@@ -84,8 +81,8 @@ fn skill(app: App) -> Value {
 /// The agent card of Triad's computer player.
 #[utoipa::path(get, path = "/.well-known/agent-card.json", tag = "agents",
     responses((status = 200, body = Object, description = "An A2A agent card")))]
-pub async fn agent_card(State(state): State<AppState>, headers: HeaderMap) -> Json<Value> {
-    let base = base_url(&state, &headers);
+pub async fn agent_card(State(state): State<AppState>) -> Json<Value> {
+    let base = base_url(&state);
     Json(json!({
         "protocolVersion": A2A_VERSION,
         "name": "Triad computer",

@@ -138,6 +138,15 @@ impl AuthState {
         LoginMessage::new(domain, address, hex::encode(nonce), issued, expires).ok()
     }
 
+    /// Drops the cached sessions that expired by `now_ms` (a pending challenge is kept
+    /// nowhere: its id carries it).
+    fn forget_expired(&self, now_ms: u64) {
+        self.sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .retain(|_, (_, expires)| *expires > now_ms);
+    }
+
     /// Caches a session (`(address, expires_ms)`), first dropping the expired ones once the
     /// cache is full, and everything if that is not enough.
     fn cache_session(&self, token_hash: String, session: (Address, u64), now_ms: u64) {
@@ -350,15 +359,33 @@ pub async fn login(
 
 /// The address of a token.
 pub(crate) async fn authenticate(state: &AppState, token: &str) -> Result<Address, ApiError> {
+    authenticate_token(state, token)
+        .await
+        .map(|(address, _, _)| address)
+}
+
+/// [`authenticate`], with the token's hash and the session's expiry: a WebSocket keeps
+/// them, to check the session again and to be closed when it ends.
+pub(crate) async fn authenticate_token(
+    state: &AppState,
+    token: &str,
+) -> Result<(Address, String, u64), ApiError> {
     if token.len() != 64 || !token.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(ApiError::new(Api::InvalidToken));
     }
-    authenticate_hash(state, &token_hash(token)).await
+    let hash = token_hash(token);
+    let (address, expires) = session(state, &hash).await?;
+    Ok((address, hash, expires))
 }
 
 /// [`authenticate`] for a token already hashed ([`token_hash`]): a WebSocket keeps its
-/// session's hash and checks it again at every move.
+/// session's hash and checks it again at every move and subscription.
 pub(crate) async fn authenticate_hash(state: &AppState, hash: &str) -> Result<Address, ApiError> {
+    session(state, hash).await.map(|(address, _)| address)
+}
+
+/// The address and expiry of a live session, by its token's hash.
+pub(crate) async fn session(state: &AppState, hash: &str) -> Result<(Address, u64), ApiError> {
     let now = state.core.clock().now_ms();
     // With several nodes on one database, a logout on one must end the session on all:
     // no cache then, the database answers every time.
@@ -391,10 +418,11 @@ pub(crate) async fn authenticate_hash(state: &AppState, hash: &str) -> Result<Ad
     if now >= expires {
         return Err(ApiError::new(Api::TokenExpired));
     }
-    Ok(address)
+    Ok((address, expires))
 }
 
-/// Revoke the token used for this request.
+/// Revoke the token used for this request. Every WebSocket it opened or authenticated is
+/// closed (code 4001), on this node at once and on the others as soon as they hear of it.
 #[utoipa::path(post, path = "/api/auth/logout", tag = "auth",
     responses((status = 204, description = "Logged out"), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
 pub async fn logout(
@@ -404,17 +432,65 @@ pub async fn logout(
 ) -> Result<StatusCode, ApiError> {
     let token = super::bearer(&headers).unwrap_or_default();
     let hash = token_hash(token);
-    state
-        .store
-        .delete_session(&hash, state.core.clock().now_ms())
-        .await?;
+    state.store.delete_session(&hash).await?;
     state
         .auth
         .sessions
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .remove(&hash);
+    state.hub.end_session(&hash);
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// How often each node ends the sockets of expired sessions (and, with several nodes,
+/// of sessions logged out elsewhere whose announcement it missed): the longest a socket
+/// outlives its session.
+pub const SESSION_SWEEP: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The most expired sessions (and, apart, expired login challenges) one purge deletes.
+pub const PURGE_BATCH: u32 = 1_000;
+
+/// Every [`SESSION_SWEEP`], until the server stops: closes the sockets of sessions that
+/// expired (by the server's clock) or, with a shared database, no longer exist, and
+/// deletes a bounded batch ([`PURGE_BATCH`]) of expired sessions and login challenges,
+/// and drops this node's expired pending challenges and cached sessions.
+pub async fn sweep_sessions(state: AppState) {
+    let mut every = tokio::time::interval(SESSION_SWEEP);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        every.tick().await;
+        if state.hub.is_closing() {
+            return;
+        }
+        let now = state.core.clock().now_ms();
+        state.hub.end_expired(now);
+        if state.store.is_shared() {
+            let open = state.hub.sessions();
+            if !open.is_empty() {
+                match state.store.live_sessions(&open, now).await {
+                    Ok(live) => {
+                        for hash in open.iter().filter(|h| !live.contains(&***h)) {
+                            state.hub.end_session(hash);
+                        }
+                    }
+                    Err(error) => tracing::warn!(%error, "could not check the sockets' sessions"),
+                }
+            }
+        }
+        match state.store.purge_expired(now, PURGE_BATCH).await {
+            Ok((0, 0)) => {}
+            Ok((sessions, challenges)) => {
+                tracing::debug!(
+                    sessions,
+                    challenges,
+                    "purged expired sessions and challenges"
+                );
+            }
+            Err(error) => tracing::warn!(%error, "could not purge expired sessions"),
+        }
+        state.auth.forget_expired(now);
+    }
 }
 
 /// Who I am.

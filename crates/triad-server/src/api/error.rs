@@ -433,7 +433,9 @@ impl From<EngineError> for ApiError {
     fn from(e: EngineError) -> Self {
         let retry = match e {
             EngineError::WaitNotOver { remaining_ms }
-            | EngineError::DeadlineNotReached { remaining_ms } => Some(remaining_ms.div_ceil(1000)),
+            | EngineError::DeadlineNotReached { remaining_ms, .. } => {
+                Some(remaining_ms.div_ceil(1000))
+            }
             _ => None,
         };
         ApiError {

@@ -69,6 +69,18 @@ pub enum CommandReply {
     Minimal(StatusCode, CommandAck),
 }
 
+impl CommandReply {
+    /// The same answer with another status: a command that creates nothing (a DELETE)
+    /// answers 200, not 201.
+    #[must_use]
+    pub fn with_status(self, status: StatusCode) -> CommandReply {
+        match self {
+            CommandReply::Full(_, body) => CommandReply::Full(status, body),
+            CommandReply::Minimal(_, body) => CommandReply::Minimal(status, body),
+        }
+    }
+}
+
 impl IntoResponse for CommandReply {
     fn into_response(self) -> axum::response::Response {
         match self {
@@ -421,9 +433,9 @@ pub async fn join_queue(
 }
 
 /// Leave the queue (seed 3's `cancel()`). With a stake, only after the wait time; the error
-/// says how long is left.
+/// says how long is left. A DELETE creates nothing: it answers 200.
 #[utoipa::path(delete, path = "/api/queue", tag = "queue",
-    responses((status = 201, body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
+    responses((status = 200, body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
 pub async fn leave_queue(
     State(state): State<AppState>,
     Authed(me): Authed,
@@ -439,14 +451,15 @@ pub async fn leave_queue(
     };
     let id = waiting
         .ok_or_else(|| ApiError::with_message(Api::NotFound, "you are not waiting in the queue"))?;
-    run(
+    let reply = run(
         &state,
         me,
         Command::Cancel { match_id: id },
         &headers,
         Some(id),
     )
-    .await
+    .await?;
+    Ok(reply.with_status(StatusCode::OK))
 }
 
 /// Play the computer.

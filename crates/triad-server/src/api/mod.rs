@@ -4,6 +4,7 @@ pub mod a2a;
 pub mod analysis;
 pub mod apps;
 pub mod auth;
+pub mod client_ip;
 pub mod error;
 pub mod games;
 pub mod ledger;
@@ -12,8 +13,10 @@ pub mod system;
 pub mod views;
 pub mod ws;
 
+pub use client_ip::ClientIp;
+
 use std::{
-    net::{IpAddr, SocketAddr},
+    net::IpAddr,
     num::NonZeroU32,
     sync::Arc,
     time::{Duration, Instant},
@@ -21,9 +24,7 @@ use std::{
 
 use axum::{
     Router,
-    extract::{
-        ConnectInfo, DefaultBodyLimit, FromRequest, FromRequestParts, MatchedPath, Request, State,
-    },
+    extract::{DefaultBodyLimit, FromRequest, FromRequestParts, MatchedPath, Request, State},
     http::{HeaderMap, header, request::Parts},
     middleware::{self, Next},
     response::{IntoResponse, Response},
@@ -217,35 +218,6 @@ impl AppState {
             .match_(id)
             .await?
             .map(|m| MatchView::new(&m, &config)))
-    }
-}
-
-/// The client's IP address: the one place the request path says who the client is, for
-/// every per-client limit and share. It is the connection's peer address (a connection
-/// served without one, in tests, counts as 127.0.0.1).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct ClientIp(pub IpAddr);
-
-impl ClientIp {
-    /// The client of a request, from its extensions.
-    #[must_use]
-    pub fn of(extensions: &axum::http::Extensions) -> ClientIp {
-        if let Some(known) = extensions.get::<ClientIp>() {
-            return *known;
-        }
-        ClientIp(
-            extensions
-                .get::<ConnectInfo<SocketAddr>>()
-                .map_or(IpAddr::from([127, 0, 0, 1]), |c| c.0.ip()),
-        )
-    }
-}
-
-impl<S: Send + Sync> FromRequestParts<S> for ClientIp {
-    type Rejection = std::convert::Infallible;
-
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        Ok(ClientIp::of(&parts.extensions))
     }
 }
 
@@ -489,6 +461,8 @@ pub fn app(state: AppState) -> Router {
         .fallback(crate::web::serve)
         .layer(
             ServiceBuilder::new()
+                // Outermost, so that every answer has them: the limiter's, the timeout's.
+                .layer(middleware::from_fn(security_headers))
                 .layer(middleware::from_fn_with_state(state.clone(), limit_ip))
                 .layer(SetRequestIdLayer::x_request_id(Counter::default()))
                 .layer(TraceLayer::new_for_http().make_span_with(|req: &axum::http::Request<_>| {
@@ -522,6 +496,39 @@ pub fn app(state: AppState) -> Router {
         .layer(DefaultBodyLimit::max(state.settings.max_body_bytes))
         .with_state(state)
 }
+
+/// Whether a path is the API's (answers about one player, at one moment) rather than the
+/// web app's files: `/api/…`, the agents' `/a2a` and card, `/healthz` and `/metrics`.
+fn is_api_path(path: &str) -> bool {
+    path == "/api"
+        || path.starts_with("/api/")
+        || path == "/a2a"
+        || path.starts_with("/.well-known/")
+        || path == "/healthz"
+        || path == "/metrics"
+}
+
+/// `X-Content-Type-Options: nosniff` on every answer (a browser never reads JSON or a
+/// player's text as a script or a page), and `Cache-Control: no-store` on the API's,
+/// errors included, so no browser or proxy cache keeps a balance, a token or an inbox.
+/// The web app's files keep their own `Cache-Control` (`web.rs`).
+async fn security_headers(request: Request, next: Next) -> Response {
+    let api = is_api_path(request.uri().path());
+    let mut response = next.run(request).await;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        axum::http::HeaderValue::from_static("nosniff"),
+    );
+    if api {
+        headers.insert(
+            header::CACHE_CONTROL,
+            axum::http::HeaderValue::from_static("no-store"),
+        );
+    }
+    response
+}
+
 /// Gives axum's own refusals the API's error shape: a path or query parameter that does not
 /// parse and a WebSocket upgrade without its headers come as plain text, a method the path
 /// does not take (405) with an empty body. The status (and an `Allow` header) are kept.
@@ -575,10 +582,15 @@ async fn declared_length(State(state): State<AppState>, request: Request, next: 
     next.run(request).await
 }
 
-/// The per-IP rate limit, first of all: the client is named here ([`ClientIp`], kept in the
-/// request's extensions for every later check), and a refused request costs one counter.
+/// The per-IP rate limit, first of all: the client is named here ([`ClientIp`]: behind a
+/// trusted proxy, the forwarded address), kept in the request's extensions for every later
+/// check, and a refused request costs one counter.
 async fn limit_ip(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
-    let client = ClientIp::of(request.extensions());
+    let client = ClientIp::of(
+        request.extensions(),
+        request.headers(),
+        &state.settings.trusted_proxies,
+    );
     if let Err(not_until) = state.limits.per_ip.check_key(&client.0) {
         metrics::counter!("triad_http_rate_limited_total").increment(1);
         return rate_limited(not_until.wait_time_from(state.limits.clock.now())).into_response();
@@ -639,7 +651,11 @@ async fn observe(State(state): State<AppState>, request: Request, next: Next) ->
         .get::<MatchedPath>()
         .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
     let method = method_label(request.method());
-    let client = ClientIp::of(request.extensions());
+    let client = ClientIp::of(
+        request.extensions(),
+        request.headers(),
+        &state.settings.trusted_proxies,
+    );
     let started = Instant::now();
     let response = next.run(request).await;
     let latency = started.elapsed();

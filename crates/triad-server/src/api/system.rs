@@ -1,8 +1,15 @@
 //! Health, metrics, the OpenAPI document, and the test-only clock.
 
-use axum::{Json, extract::State, http::header, response::IntoResponse};
+use axum::{
+    Json,
+    extract::{FromRequest as _, Request, State},
+    http::header,
+    response::IntoResponse,
+};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
+
+use triad_engine::EngineError;
 
 use super::{
     ApiJson, AppState,
@@ -145,11 +152,14 @@ pub async fn openapi_json(State(state): State<AppState>) -> impl IntoResponse {
     Json(state.openapi.as_ref().clone())
 }
 
+/// The longest jump one `POST /api/dev/clock` may make: 30 days.
+pub const MAX_CLOCK_JUMP_MS: u64 = 30 * 24 * 60 * 60 * 1000;
+
 /// Move the test clock.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClockRequest {
-    /// Milliseconds to move forward.
+    /// Milliseconds to move forward: 0 (to read the clock) to 2592000000 (30 days).
     pub advance_ms: u64,
 }
 
@@ -160,13 +170,40 @@ pub struct ClockView {
     pub now_ms: u64,
 }
 
-/// Tests only (`--dev-clock`): move the server's clock forward. Answers 404 otherwise.
+/// Tests only (`--dev-clock`): the owner moves the server's clock forward, at most 30 days
+/// a call. Answers 404 without `--dev-clock`; refused (115 `owner_only`) to anyone but the
+/// owner, and to everyone when no owner is set; a longer jump is refused (215
+/// `invalid_parameter`). Time only goes forward (the field is unsigned).
 #[utoipa::path(post, path = "/api/dev/clock", tag = "system", request_body = ClockRequest,
-    responses((status = 200, body = ClockView), (status = 404, body = ErrorBody), (status = "4XX", body = ErrorBody)))]
+    responses((status = 200, body = ClockView), (status = 404, body = ErrorBody), (status = "4XX", body = ErrorBody)),
+    security(("bearer" = [])))]
 pub async fn dev_clock(
     State(state): State<AppState>,
-    ApiJson(req): ApiJson<ClockRequest>,
+    request: Request,
 ) -> Result<Json<ClockView>, ApiError> {
+    if !state.settings.dev_clock {
+        return Err(ApiError::new(Api::NotFound));
+    }
+    // Who first, then the body: an anonymous caller learns nothing more than 401.
+    let token = super::bearer(request.headers()).ok_or_else(|| ApiError::new(Api::Unauthorized))?;
+    let me = state.authenticate(token).await?;
+    let ApiJson(req) = ApiJson::<ClockRequest>::from_request(request, &state).await?;
+    let owner = state.core.read().await.config().owner;
+    if owner.is_zero() || me != owner {
+        let mut e = ApiError::from(EngineError::OwnerOnly);
+        e.body.message = if owner.is_zero() {
+            "only the owner may move the dev clock, and no owner is set (--owner)".to_owned()
+        } else {
+            "only the owner may move the dev clock; log in with the owner's key".to_owned()
+        };
+        return Err(e);
+    }
+    if req.advance_ms > MAX_CLOCK_JUMP_MS {
+        return Err(ApiError::with_message(
+            Api::InvalidParameter,
+            format!("advance_ms is at most {MAX_CLOCK_JUMP_MS} (30 days) a call"),
+        ));
+    }
     if !state.core.clock().advance(req.advance_ms) {
         return Err(ApiError::new(Api::NotFound));
     }

@@ -1,7 +1,8 @@
 //! The realtime WebSocket at `/api/ws`.
 //!
 //! Client messages (JSON text):
-//! - `{"type":"auth","token":"…"}` (or pass `?token=` on the upgrade request);
+//! - `{"type":"auth","token":"…"}`, best as the first message (or pass `?token=` on the
+//!   upgrade request, which proxies may log);
 //! - `{"type":"subscribe","topic":"match:7" | "inbox" | "lobby","since":<seq>}`: the server
 //!   first sends every event of the topic after `since` from the log, then live ones, with
 //!   no gap and no duplicate, then `{"type":"subscribed","topic":…,"seq":…,"now_ms":…}` once
@@ -33,6 +34,14 @@
 //!
 //! A connection whose queue fills (a slow reader) is closed with code 4000; it reconnects
 //! and resubscribes with its last `seq`. On shutdown every socket gets a close frame (1001).
+//!
+//! Logging in: send `{"type":"auth","token":…}` as the first message. The token in the URL
+//! (`?token=`) is still accepted, but proxies log URLs: Triad's own clients never use it.
+//! A socket opened without a token must send its first message (`auth`, or a spectator's
+//! `subscribe`) within 10 s, else it is closed with code 4002. When the socket's session
+//! ends (a logout on any node, or its expiry) the socket is closed with code 4001, on this
+//! node at once and on the others within 5 s; a `subscribe` or a `move` under an ended
+//! session is refused (202 or 203) and the socket closed.
 
 use std::{collections::HashMap, net::IpAddr, num::NonZeroU32, time::Duration};
 
@@ -135,6 +144,8 @@ enum Outcome {
     Gone,
     /// Send this after the frames already queued, in one write.
     Reply(Utf8Bytes),
+    /// The socket's session is no longer valid (this error says why): it is closed.
+    SessionEnded(ApiError),
 }
 
 /// The longest `ref` a move may carry, in bytes.
@@ -166,8 +177,8 @@ pub async fn upgrade(
         .token
         .or_else(|| super::bearer(&headers).map(str::to_owned));
     let session = match token {
-        Some(t) => match state.authenticate(&t).await {
-            Ok(a) => Some((a, super::auth::token_hash(&t))),
+        Some(t) => match super::auth::authenticate_token(&state, &t).await {
+            Ok(found) => Some(found),
             Err(e) => return e.into_response(),
         },
         None => None,
@@ -187,6 +198,15 @@ pub async fn upgrade(
 
 /// Each WebSocket's initial read buffer, in bytes.
 const WS_READ_BUFFER: usize = 4 * 1024;
+
+/// How long a socket opened without a token may stay silent: its first message (`auth`,
+/// or a spectator's `subscribe`) must come within this, else it is closed (4002).
+pub const FIRST_MESSAGE_DEADLINE: Duration = Duration::from_secs(10);
+
+/// The close code of a socket whose session ended (logout or expiry).
+pub const CLOSE_SESSION_ENDED: u16 = 4001;
+/// The close code of a socket that sent nothing within [`FIRST_MESSAGE_DEADLINE`].
+pub const CLOSE_NO_FIRST_MESSAGE: u16 = 4002;
 
 fn error_text(e: &ApiError) -> Utf8Bytes {
     let body = serde_json::json!({
@@ -271,9 +291,24 @@ async fn drain(socket: &mut WebSocket) {
 /// ([`auth::token_hash`](super::auth::token_hash)), checked again at every move.
 type Session = Option<(Address, String)>;
 
-async fn connection(mut socket: WebSocket, state: AppState, mut session: Session, client: IpAddr) {
+async fn connection(
+    mut socket: WebSocket,
+    state: AppState,
+    opened_with: Option<(Address, String, u64)>,
+    client: IpAddr,
+) {
     let mut registration = state.hub.register(state.settings.ws_send_queue);
     let id = registration.id;
+    let mut session: Session = opened_with.map(|(address, hash, expires)| {
+        state.hub.set_session(id, &hash, expires);
+        (address, hash)
+    });
+    // A socket opened without a token speaks first, soon: `auth`, or a spectator's
+    // `subscribe`. One that stays silent holds a slot for nothing.
+    let mut heard = session.is_some();
+    let first_message = tokio::time::sleep(FIRST_MESSAGE_DEADLINE);
+    tokio::pin!(first_message);
+    let session_ended = registration.session_ended.clone();
     // The highest sequence number delivered per topic, to drop duplicates between the
     // catch-up from the log and the live frames.
     let mut delivered: HashMap<String, u64> = HashMap::new();
@@ -308,6 +343,18 @@ async fn connection(mut socket: WebSocket, state: AppState, mut session: Session
                 close(&mut socket, 4000, "too slow: reconnect and resubscribe with your last seq").await;
                 break;
             }
+            () = session_ended.notified() => {
+                // Logged out (here or on another node) or expired: nothing it opened
+                // goes on.
+                close(&mut socket, CLOSE_SESSION_ENDED, "session ended: logged out or expired; log in again").await;
+                drain(&mut socket).await;
+                break;
+            }
+            () = &mut first_message, if !heard => {
+                close(&mut socket, CLOSE_NO_FIRST_MESSAGE, "no message within 10 s: send auth (or subscribe) first").await;
+                drain(&mut socket).await;
+                break;
+            }
             frame = registration.frames.recv() => {
                 let Some(frame) = frame else { break };
                 // One write for every frame already queued (a move that ends a game
@@ -329,6 +376,9 @@ async fn connection(mut socket: WebSocket, state: AppState, mut session: Session
                     close(&mut socket, 1008, "message flood").await;
                     drain(&mut socket).await;
                     break;
+                }
+                if matches!(message, Some(Ok(Message::Text(_) | Message::Binary(_)))) {
+                    heard = true;
                 }
                 let text = match message {
                     Some(Ok(Message::Text(text))) => text,
@@ -354,6 +404,12 @@ async fn connection(mut socket: WebSocket, state: AppState, mut session: Session
                 let reply = handle(&state, &mut socket, &mut session, (id, client), &mut delivered, &text).await;
                 match reply {
                     Ok(Outcome::Open) => {}
+                    Ok(Outcome::SessionEnded(e)) => {
+                        let _ = send(&mut socket, error_text(&e)).await;
+                        close(&mut socket, CLOSE_SESSION_ENDED, "session ended: logged out or expired; log in again").await;
+                        drain(&mut socket).await;
+                        break;
+                    }
                     Ok(Outcome::Gone) => break,
                     Ok(Outcome::Reply(text)) => {
                         // The move's own events are queued already (they are published
@@ -398,8 +454,9 @@ async fn handle(
             send(socket, Utf8Bytes::from_static(r#"{"type":"pong"}"#)).await,
         )),
         ClientMessage::Auth { token } => {
-            let a = state.authenticate(&token).await?;
-            *session = Some((a, super::auth::token_hash(&token)));
+            let (a, hash, expires) = super::auth::authenticate_token(state, &token).await?;
+            state.hub.set_session(id, &hash, expires);
+            *session = Some((a, hash));
             let reply = serde_json::json!({"type": "authed", "address": a.to_string()});
             Ok(sent(send(socket, Utf8Bytes::from(reply.to_string())).await))
         }
@@ -438,6 +495,17 @@ async fn handle(
             Ok(Outcome::Open)
         }
         ClientMessage::Subscribe { topic, since } => {
+            // A session that ended since the socket logged in subscribes to nothing more
+            // (the sweep closes such a socket within seconds; this closes it now).
+            if let Some((_, hash)) = session.as_ref()
+                && let Err(e) = super::auth::authenticate_hash(state, hash).await
+            {
+                // A failing database is not an ended session.
+                if e.status != axum::http::StatusCode::UNAUTHORIZED {
+                    return Err(e);
+                }
+                return Ok(Outcome::SessionEnded(e));
+            }
             let topic = resolve_topic(&topic, address)?;
             subscribe(state, socket, (id, client), delivered, topic, since).await
         }

@@ -4,6 +4,10 @@
  * (`match:<id>`, `inbox`, `lobby`) that views subscribe to. Updates only ever arrive here;
  * the page never polls.
  *
+ * The login token is sent as the socket's first message (`{"type":"auth"}`), not in its
+ * URL. When the session ends (a logout, or its expiry) the server closes the socket (code
+ * 4001); the reconnect then finds the token refused and the page logs out.
+ *
  * Each topic remembers the `seq` of the last event it delivered. When the connection
  * drops (the network went away, the server restarted, the socket went quiet), the client
  * reconnects by itself with backoff, resubscribes every topic with `since` = that seq, and
@@ -135,8 +139,10 @@ export class Realtime {
       return;
     }
     const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
-    const query = this.token ? `?token=${encodeURIComponent(this.token)}` : '';
-    const ws = new WebSocket(`${scheme}://${location.host}/api/ws${query}`);
+    // The token goes in the first message, never in the URL (proxies log URLs). The
+    // server closes a socket that says nothing within 10 s: the first message is the
+    // `auth`, or a `ping` for a visitor who follows nothing yet.
+    const ws = new WebSocket(`${scheme}://${location.host}/api/ws`);
     this.ws = ws;
     this.setStatus(this.attempt === 0 ? 'connecting' : 'reconnecting');
     ws.onopen = () => {
@@ -144,6 +150,7 @@ export class Realtime {
       this.attempt = 0;
       this.lastMessageAt = Date.now();
       this.setStatus('open');
+      this.send(this.token ? { type: 'auth', token: this.token } : { type: 'ping' });
       for (const [topic, entry] of this.topics) this.sendSubscribe(topic, entry);
     };
     ws.onmessage = (message) => {

@@ -465,13 +465,15 @@ async fn connect_client(ctx: &Shared, client: Client) -> Result<Player, Failure>
             new: false,
         });
     }
-    let url = format!("{}/api/ws?token={}", ctx.ws_base, session.token);
+    // The token goes in the first message, not the URL (proxies log URLs).
+    let url = format!("{}/api/ws", ctx.ws_base);
     // A small read buffer (the default is 128 KiB), so that 20,000 clients fit in memory.
     let config = tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
         .read_buffer_size(4 * 1024);
-    let (ws, _) = tokio_tungstenite::connect_async_with_config(url, Some(config), true)
+    let (mut ws, _) = tokio_tungstenite::connect_async_with_config(url, Some(config), true)
         .await
         .map_err(fail("ws_connect"))?;
+    authenticate(&mut ws, &session.token).await?;
     Ok(Player {
         session,
         ws,
@@ -506,6 +508,22 @@ async fn next_frame(ws: &mut Ws) -> Result<Value, Failure> {
                     detail: "the stream ended".into(),
                 });
             }
+        }
+    }
+}
+
+/// Logs the socket in with its first message and reads until `authed`.
+async fn authenticate(ws: &mut Ws, token: &str) -> Result<(), Failure> {
+    let message = json!({ "type": "auth", "token": token }).to_string();
+    ws.send(Message::text(message))
+        .await
+        .map_err(fail("ws_send"))?;
+    loop {
+        let frame = next_frame(ws).await?;
+        match frame["type"].as_str() {
+            Some("authed") => return Ok(()),
+            Some("error") => return Err(fail("ws_auth")(frame)),
+            _ => {}
         }
     }
 }

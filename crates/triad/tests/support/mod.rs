@@ -28,9 +28,31 @@ pub(crate) const WAIT: Duration = Duration::from_secs(20);
 /// A stake: one "ether" of seed 3, scaled down.
 pub(crate) const E: u64 = 1_000_000;
 
-/// A fresh Ed25519 key.
+/// A fresh Ed25519 key. The harness remembers it, so that a server started with its
+/// address as the owner can move the dev clock (only the owner may).
 pub(crate) fn new_key() -> KeyFile {
-    KeyFile::generate(&mut UnwrapErr(SysRng))
+    let key = KeyFile::generate(&mut UnwrapErr(SysRng));
+    known_keys()
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .insert(key.address_string(), key.clone());
+    key
+}
+
+/// Every key [`new_key`] made, by address.
+fn known_keys() -> &'static std::sync::Mutex<std::collections::HashMap<String, KeyFile>> {
+    static KEYS: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<String, KeyFile>>> =
+        std::sync::OnceLock::new();
+    KEYS.get_or_init(Default::default)
+}
+
+/// The key of an address [`new_key`] made.
+pub(crate) fn key_of(address: &str) -> Option<KeyFile> {
+    known_keys()
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .get(address)
+        .cloned()
 }
 
 /// `triad serve` on a database in `dir`, with the dev clock, the owner, limits high enough
@@ -270,6 +292,7 @@ impl Server {
             }
         };
         self.api = Api::new(format!("http://{addr}"));
+        self.api.clock_owner = key_of(&self.owner).map(std::sync::Arc::new);
     }
 
     /// Kills the process with SIGKILL: no shutdown, no checkpoint, requests cut off.
@@ -396,6 +419,8 @@ pub(crate) struct Api {
     http: reqwest::Client,
     /// `http://127.0.0.1:PORT`.
     pub(crate) base: String,
+    /// The owner's key, when the harness made it: [`Api::advance`] signs in with it.
+    pub(crate) clock_owner: Option<std::sync::Arc<KeyFile>>,
 }
 
 impl Api {
@@ -406,7 +431,11 @@ impl Api {
             .connect_timeout(Duration::from_secs(5))
             .build()
             .expect("an HTTP client");
-        Api { http, base }
+        Api {
+            http,
+            base,
+            clock_owner: None,
+        }
     }
 
     /// Sends a request; `Err` when no response came (the server died, say).
@@ -524,10 +553,21 @@ impl Api {
         futures_util::future::join_all((0..n).map(|_| async { self.login(&new_key()).await })).await
     }
 
-    /// Moves the dev clock forward.
+    /// Moves the dev clock forward, as the owner (the only one who may), logged in afresh:
+    /// an earlier jump may have outlived any session. The server must have been started
+    /// with an owner made by [`new_key`].
     pub(crate) async fn advance(&self, ms: u64) -> u64 {
+        let owner = self
+            .clock_owner
+            .as_ref()
+            .expect("the dev clock needs an owner: start the server with a new_key()'s address");
+        let owner = self.login(owner).await;
         let body = self
-            .post("/api/dev/clock", None, &json!({ "advance_ms": ms }))
+            .post(
+                "/api/dev/clock",
+                Some(&owner.token),
+                &json!({ "advance_ms": ms }),
+            )
             .await
             .ok();
         body["now_ms"].as_u64().expect("the clock's time")
@@ -774,8 +814,18 @@ pub(crate) struct Ws {
 }
 
 impl Ws {
-    /// Connects with a login token.
+    /// Connects and logs in with `token` in the first message (as Triad's own clients do:
+    /// a URL, where proxies log it, never carries the token).
     pub(crate) async fn connect(api: &Api, token: &str) -> Ws {
+        let mut ws = Ws::open(api, "/api/ws").await;
+        ws.send(json!({ "type": "auth", "token": token })).await;
+        let authed = ws.next_json().await;
+        assert_eq!(authed["type"], "authed", "{authed}");
+        ws
+    }
+
+    /// Connects with the token in the URL (`?token=`), the form kept for old clients.
+    pub(crate) async fn connect_with_url_token(api: &Api, token: &str) -> Ws {
         Ws::open(api, &format!("/api/ws?token={token}")).await
     }
 
