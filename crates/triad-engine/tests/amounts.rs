@@ -44,10 +44,15 @@ fn top_row_win(engine: &mut Engine, stake: u128) {
         },
     );
     let id = events[0].match_id().expect("a match");
-    run(engine, BOB, 2, Command::AcceptChallenge {
+    run(
+        engine,
+        BOB,
+        2,
+        Command::AcceptChallenge {
             match_id: id,
             terms: None,
-        });
+        },
+    );
     for (seq, who, cell, mark) in [
         (1, ALICE, 0, Mark::X),
         (2, BOB, 3, Mark::O),

@@ -967,10 +967,7 @@ fn crossed_acceptances_under_random_payout_rules() {
                 .unwrap_or_else(|e| panic!("round {round}, after event {}: {e}", event.seq));
         }
         assert!(shadow == engine, "round {round}: the replay differs");
-        assert_eq!(
-            engine.ledger().total_held(),
-            u128::from(theirs + mine + extra)
-        );
+        assert_eq!(engine.ledger().total_held(), theirs + mine + extra);
     }
     println!("crossed acceptances: {accepted} accepted, {refused} refused");
     assert!(
