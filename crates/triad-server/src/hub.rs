@@ -213,37 +213,30 @@ impl Hub {
     /// A login ended (logged out, here or on another node): every connection acting under
     /// it is told to close. Returns how many were.
     pub fn end_session(&self, token_hash: &str) -> usize {
-        let inner = self.lock();
-        let mut ended = 0;
-        for conn in inner.conns.values() {
-            if conn
-                .session
-                .as_ref()
-                .is_some_and(|(hash, _)| &**hash == token_hash)
-            {
-                conn.session_ended.notify_one();
-                ended += 1;
-            }
-        }
-        ended
+        self.end_sessions(|hash, _| hash == token_hash)
     }
 
     /// Tells every connection whose login has expired by `now_ms` to close. Returns how
     /// many were.
     pub fn end_expired(&self, now_ms: u64) -> usize {
+        self.end_sessions(|_, expires| now_ms >= expires)
+    }
+
+    /// Tells every connection whose login (token hash, expiry) is `ended` to close.
+    fn end_sessions(&self, ended: impl Fn(&str, u64) -> bool) -> usize {
         let inner = self.lock();
-        let mut ended = 0;
+        let mut count = 0;
         for conn in inner.conns.values() {
             if conn
                 .session
                 .as_ref()
-                .is_some_and(|&(_, expires)| now_ms >= expires)
+                .is_some_and(|(hash, expires)| ended(hash, *expires))
             {
                 conn.session_ended.notify_one();
-                ended += 1;
+                count += 1;
             }
         }
-        ended
+        count
     }
 
     /// The distinct logins the open connections act under (token hashes).

@@ -326,6 +326,27 @@ impl Rows {
 const INSERT_EVENT: &str = "INSERT INTO events (seq, at_ms, match_id, kind, body, match_floor) \
      VALUES ($1, $2, $3, $4, $5, $6)";
 const INSERT_TOPIC: &str = "INSERT INTO event_topics (topic, seq) VALUES ($1, $2)";
+/// At most `$2` expired sessions, then used login challenges, expired by `$1`.
+const PURGE_SESSIONS: &str = "DELETE FROM sessions WHERE token_hash IN (SELECT token_hash \
+     FROM sessions WHERE expires_ms <= $1 LIMIT CAST($2 AS BIGINT))";
+const PURGE_CHALLENGES: &str = "DELETE FROM login_challenges WHERE id IN (SELECT id FROM \
+     login_challenges WHERE expires_ms <= $1 LIMIT CAST($2 AS BIGINT))";
+
+/// Runs one of the purges ([`PURGE_SESSIONS`], [`PURGE_CHALLENGES`]): how many rows went.
+async fn delete_expired(
+    conn: &mut PoolConnection<sqlx::Any>,
+    purge: &'static str,
+    now_ms: u64,
+    limit: u32,
+) -> Result<u64, StoreError> {
+    Ok(sqlx::query(purge)
+        .bind(to_i64(now_ms))
+        .bind(i64::from(limit))
+        .execute(&mut **conn)
+        .await?
+        .rows_affected())
+}
+
 const INSERT_LEDGER: &str = "INSERT INTO ledger_entries (address, seq, amount, reason, match_id) \
      VALUES ($1, $2, $3, $4, $5)";
 const UPSERT_MATCH: &str = "INSERT INTO matches (id, game, stake, origin, phase, reason, created_ms, updated_ms, body) \
@@ -1224,24 +1245,8 @@ impl Store {
     pub async fn purge_expired(&self, now_ms: u64, limit: u32) -> Result<(u64, u64), StoreError> {
         let mut conn = self.pool.acquire().await?;
         let result = async {
-            let sessions = sqlx::query(
-                "DELETE FROM sessions WHERE token_hash IN (SELECT token_hash FROM sessions \
-                 WHERE expires_ms <= $1 LIMIT CAST($2 AS BIGINT))",
-            )
-            .bind(to_i64(now_ms))
-            .bind(i64::from(limit))
-            .execute(&mut *conn)
-            .await?
-            .rows_affected();
-            let challenges = sqlx::query(
-                "DELETE FROM login_challenges WHERE id IN (SELECT id FROM login_challenges \
-                 WHERE expires_ms <= $1 LIMIT CAST($2 AS BIGINT))",
-            )
-            .bind(to_i64(now_ms))
-            .bind(i64::from(limit))
-            .execute(&mut *conn)
-            .await?
-            .rows_affected();
+            let sessions = delete_expired(&mut conn, PURGE_SESSIONS, now_ms, limit).await?;
+            let challenges = delete_expired(&mut conn, PURGE_CHALLENGES, now_ms, limit).await?;
             Ok::<_, StoreError>((sessions, challenges))
         }
         .await;

@@ -512,12 +512,16 @@ async fn next_frame(ws: &mut Ws) -> Result<Value, Failure> {
     }
 }
 
+/// Sends one message on the socket.
+async fn send_json(ws: &mut Ws, message: &Value) -> Result<(), Failure> {
+    ws.send(Message::text(message.to_string()))
+        .await
+        .map_err(fail("ws_send"))
+}
+
 /// Logs the socket in with its first message and reads until `authed`.
 async fn authenticate(ws: &mut Ws, token: &str) -> Result<(), Failure> {
-    let message = json!({ "type": "auth", "token": token }).to_string();
-    ws.send(Message::text(message))
-        .await
-        .map_err(fail("ws_send"))?;
+    send_json(ws, &json!({ "type": "auth", "token": token })).await?;
     loop {
         let frame = next_frame(ws).await?;
         match frame["type"].as_str() {
@@ -534,10 +538,11 @@ async fn authenticate(ws: &mut Ws, token: &str) -> Result<(), Failure> {
 async fn subscribe(ws: &mut Ws, topic: &str, since: u64) -> Result<(), Failure> {
     let mut since = since;
     loop {
-        let message = json!({ "type": "subscribe", "topic": topic, "since": since }).to_string();
-        ws.send(Message::text(message))
-            .await
-            .map_err(fail("ws_send"))?;
+        send_json(
+            ws,
+            &json!({ "type": "subscribe", "topic": topic, "since": since }),
+        )
+        .await?;
         loop {
             let frame = next_frame(ws).await?;
             match frame["type"].as_str() {
