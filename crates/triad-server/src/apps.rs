@@ -402,15 +402,31 @@ fn proposer_role(m: &Match) -> Option<Player> {
 /// random). Only such a match is ever an agents' game: the relay proposes nothing else,
 /// and takes up or answers with nothing else.
 fn is_proposal(m: &Match, me: Address, to: Address, app: App, role: Player) -> bool {
+    proposal_differs(m, me, to, app, role).is_none()
+}
+
+/// The first term in which `m` is not a proposal of `app` from `me` to `to` with `role`
+/// ([`is_proposal`]), by name: one of [`free_game_terms`], or "opponent".
+fn proposal_differs(
+    m: &Match,
+    me: Address,
+    to: Address,
+    app: App,
+    role: Player,
+) -> Option<&'static str> {
+    let challenge = m.challenge;
     free_game_terms(app, me, role)
         .differs_from(
             m.stake,
             m.game(),
-            m.challenge.map_or(Address::ZERO, |c| c.challenger),
-            m.challenge.map_or(StartChoice::Random, |c| c.first),
+            challenge.map_or(Address::ZERO, |c| c.challenger),
+            challenge.map_or(StartChoice::Random, |c| c.first),
         )
-        .is_none()
-        && m.challenge.is_some_and(|c| c.opponent == to)
+        .or_else(|| {
+            challenge
+                .is_none_or(|c| c.opponent != to)
+                .then_some("opponent")
+        })
 }
 
 /// The terms of an agents' game of `app` proposed by `proposer` as `role`: free, that
@@ -549,19 +565,10 @@ async fn accept(
     // Only ever a free game of this app that `to` proposed to me, whatever match the pair
     // and gameId led to: the relay's acceptance commits nobody to a stake. The engine
     // checks the same terms again when it executes the acceptance.
-    let terms = free_game_terms(app, to, expected.other());
-    if !is_proposal(&m, to, me, app, expected.other()) {
-        let challenge = m.challenge;
-        let what = terms
-            .differs_from(
-                m.stake,
-                m.game(),
-                challenge.map_or(Address::ZERO, |c| c.challenger),
-                challenge.map_or(StartChoice::Random, |c| c.first),
-            )
-            .unwrap_or("challenger");
+    if let Some(what) = proposal_differs(&m, to, me, app, expected.other()) {
         return Err(EngineError::TermsDiffer { what }.into());
     }
+    let terms = free_game_terms(app, to, expected.other());
     if m.seats.is_some() && m.player_of(me).is_some() {
         // Accepted already: a resend.
         return Ok(game.match_id);

@@ -91,7 +91,7 @@ impl Settings {
             }
         }
         if self.max_connections > 0 && self.max_websockets > self.max_connections {
-            if self.max_websockets != 50_000 {
+            if self.max_websockets != crate::config::DEFAULT_MAX_WEBSOCKETS {
                 lowered.push(format!(
                     "max_websockets {} is more than max_connections: {}",
                     self.max_websockets, self.max_connections

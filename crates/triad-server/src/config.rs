@@ -123,7 +123,7 @@ settings! {
     /// Most requests handled at once [default: 4096].
     max_in_flight_requests: usize = 4096, env "TRIAD_MAX_IN_FLIGHT_REQUESTS";
     /// Most WebSockets open at once [default: 50000, lowered to the connection limit].
-    max_websockets: usize = 50_000, env "TRIAD_MAX_WEBSOCKETS";
+    max_websockets: usize = DEFAULT_MAX_WEBSOCKETS, env "TRIAD_MAX_WEBSOCKETS";
     /// Most connections open at once (each takes a file descriptor); 0 derives it from the
     /// open-files limit, which the server raises to its hard limit at start: that limit
     /// less a tenth and 64 for the database, the logs and the files [default: 0]. A larger
@@ -227,6 +227,10 @@ impl<'de> Deserialize<'de> for TrustedProxies {
         text.parse().map_err(serde::de::Error::custom)
     }
 }
+
+/// The default `--max-websockets`: lowered to the connection limit without a word when the
+/// open-files limit cannot hold it (an operator's own value is reported when lowered).
+pub const DEFAULT_MAX_WEBSOCKETS: usize = 50_000;
 
 /// The default stake limit: 10^18 minor units, one ether in wei (seed 3 stakes one ether),
 /// and the engine's own default. An operator whose unit is smaller raises it; the ledger

@@ -222,8 +222,9 @@ impl Hub {
         self.end_sessions(|_, expires| now_ms >= expires)
     }
 
-    /// Tells every connection whose login (token hash, expiry) is `ended` to close.
-    fn end_sessions(&self, ended: impl Fn(&str, u64) -> bool) -> usize {
+    /// Tells every connection whose login (token hash, expiry) is `ended` to close, in one
+    /// pass over the connections. Returns how many were.
+    pub fn end_sessions(&self, ended: impl Fn(&str, u64) -> bool) -> usize {
         let inner = self.lock();
         let mut count = 0;
         for conn in inner.conns.values() {

@@ -1147,7 +1147,8 @@ impl Store {
 
     /// Marks a login challenge (named by its `nonce`) used, for every node: `false` when it
     /// already was. Rows live until the challenge expires (`expires_ms`), after which it
-    /// cannot be used anyway; expired ones are dropped here. A pending challenge is not
+    /// cannot be used anyway; [`purge_expired`](Store::purge_expired), which the session
+    /// sweep runs every few seconds, drops them in bounded batches. A pending challenge is not
     /// stored at all (its id is authenticated: `api::auth`), so the table holds only
     /// challenges that logged someone in, no more than the sessions they made.
     ///
@@ -1158,15 +1159,10 @@ impl Store {
         nonce: &str,
         public_key: &str,
         message: &str,
-        now_ms: u64,
         expires_ms: u64,
     ) -> Result<bool, StoreError> {
         let mut conn = self.pool.acquire().await?;
         let result = async {
-            sqlx::query("DELETE FROM login_challenges WHERE expires_ms <= $1")
-                .bind(to_i64(now_ms))
-                .execute(&mut *conn)
-                .await?;
             // The primary key is the claim: of two logins with one challenge, on two
             // nodes, one inserts it.
             let inserted = sqlx::query(

@@ -324,13 +324,7 @@ pub async fn login(
     let text = message.render();
     if !state
         .store
-        .use_login_challenge(
-            message.nonce(),
-            &public_key,
-            &text,
-            now,
-            message.expires_at_ms(),
-        )
+        .use_login_challenge(message.nonce(), &public_key, &text, message.expires_at_ms())
         .await?
     {
         return Err(ApiError::new(Api::UnknownChallenge));
@@ -470,9 +464,7 @@ pub async fn sweep_sessions(state: AppState) {
             if !open.is_empty() {
                 match state.store.live_sessions(&open, now).await {
                     Ok(live) => {
-                        for hash in open.iter().filter(|h| !live.contains(&***h)) {
-                            state.hub.end_session(hash);
-                        }
+                        state.hub.end_sessions(|hash, _| !live.contains(hash));
                     }
                     Err(error) => tracing::warn!(%error, "could not check the sockets' sessions"),
                 }

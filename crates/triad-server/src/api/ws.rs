@@ -208,21 +208,29 @@ pub const CLOSE_SESSION_ENDED: u16 = 4001;
 /// The close code of a socket that sent nothing within [`FIRST_MESSAGE_DEADLINE`].
 pub const CLOSE_NO_FIRST_MESSAGE: u16 = 4002;
 
-fn error_text(e: &ApiError) -> Utf8Bytes {
-    let body = serde_json::json!({
+/// An error frame: `{"type":"error","code","error","message"}`, and the `extra` fields
+/// of its kind of answer.
+fn error_frame(e: &ApiError, extra: serde_json::Value) -> Utf8Bytes {
+    let mut body = serde_json::json!({
         "type": "error", "code": e.body.code, "error": e.body.error, "message": e.body.message,
     });
+    if let (Some(body), serde_json::Value::Object(extra)) = (body.as_object_mut(), extra) {
+        body.extend(extra);
+    }
     Utf8Bytes::from(body.to_string())
+}
+
+fn error_text(e: &ApiError) -> Utf8Bytes {
+    error_frame(e, serde_json::Value::Null)
 }
 
 /// An error answering a move: as [`error_text`], with the move's `ref`, and how long to
 /// wait when it says so (`Retry-After` over HTTP).
 fn move_error_text(e: &ApiError, reference: Option<&str>) -> Utf8Bytes {
-    let body = serde_json::json!({
-        "type": "error", "ref": reference, "code": e.body.code, "error": e.body.error,
-        "message": e.body.message, "retry_after_s": e.retry_after_s,
-    });
-    Utf8Bytes::from(body.to_string())
+    error_frame(
+        e,
+        serde_json::json!({ "ref": reference, "retry_after_s": e.retry_after_s }),
+    )
 }
 
 async fn send(socket: &mut WebSocket, text: Utf8Bytes) -> bool {
@@ -542,11 +550,9 @@ async fn subscribe(
         CATCH_UP_PAGE
     };
     if let Err(e) = state.limits.check_replay(client, cost) {
-        let body = serde_json::json!({
-            "type": "error", "topic": topic, "seq": last, "code": e.body.code,
-            "error": e.body.error, "message": e.body.message, "retry_after_s": e.retry_after_s,
-        });
-        return Ok(Outcome::Reply(Utf8Bytes::from(body.to_string())));
+        let extra =
+            serde_json::json!({ "topic": topic, "seq": last, "retry_after_s": e.retry_after_s });
+        return Ok(Outcome::Reply(error_frame(&e, extra)));
     }
     // Subscribe first, then read the log: live frames that arrive meanwhile wait in the
     // queue and are dropped as duplicates if the log already had them.
