@@ -8,7 +8,7 @@ mod cmd;
 
 /// mimalloc instead of the system allocator: a server request allocates and frees dozens of
 /// small buffers (headers, JSON, topic names, views), and glibc's malloc and free were about
-/// 13% of `triad serve`'s CPU at 100 concurrent games (BENCHMARKS.md, issue 8).
+/// 13% of `triad serve`'s CPU at 100 concurrent games of `triad bench`.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
