@@ -295,3 +295,33 @@ pub(super) async fn post(
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_players_of_a_pair_are_on_different_nodes_when_there_are_several() {
+        let servers = |n: usize| {
+            let urls: Vec<String> = (0..n).map(|i| format!("http://node{i}/")).collect();
+            Servers::new(reqwest::Client::new(), &urls)
+        };
+        assert_eq!(servers(1).nodes_of_pair(7), [0, 0]);
+        for n in 2..=5 {
+            let servers = servers(n);
+            let mut used = vec![0; n];
+            for pair in 0..(10 * n as u64) {
+                let [a, b] = servers.nodes_of_pair(pair);
+                assert_ne!(a, b, "{n} nodes, pair {pair}");
+                used[a] += 1;
+                used[b] += 1;
+            }
+            assert!(used.iter().all(|&u| u == 20), "{n} nodes: {used:?}");
+        }
+        let one = servers(1);
+        assert_eq!(
+            (one.nodes[0].base.as_str(), one.nodes[0].ws_base.as_str()),
+            ("http://node0", "ws://node0")
+        );
+    }
+}
