@@ -19,12 +19,21 @@ for (const f of files.filter((f) => /^triad-.*\.json$/.test(f)).sort()) {
     for (const p of s.points) bySeries[s.label].points.push({ ...p, repeat: rep });
   }
 }
-// SKIP_PEER=1 into a directory without the peer's results: Triad's tables only, no ratios.
-const peerFile = path.join(dir, 'peer.json');
-const peerRaw = fs.existsSync(peerFile) ? JSON.parse(fs.readFileSync(peerFile, 'utf8')) : null;
-if (!peerRaw) console.error(`no ${peerFile}: Triad's figures only, no ratios`);
+// The peer: bench/peer/loadgen.js's reports (peer-c<C>-r<R>.json, `triad bench`'s format),
+// or one peer.json in the format of the older runs' results (bench/results/run1..run17).
+// SKIP_PEER=1 leaves neither: Triad's tables only, no ratios.
 const peer = { label: 'boardgame.io (in memory)', points: [] };
-for (const r of peerRaw ? peerRaw.results : []) {
+for (const f of files.filter((f) => /^peer-c\d+-r\d+\.json$/.test(f)).sort()) {
+  const rep = Number(f.match(/-r(\d+)\.json$/)[1]);
+  const text = fs.readFileSync(path.join(dir, f), 'utf8').trim();
+  if (!text) { console.error(`${f} is empty: that peer run failed`); continue; }
+  const r = JSON.parse(text);
+  peer.label = r.series[0].label;
+  for (const p of r.series[0].points) peer.points.push({ ...p, repeat: rep });
+}
+const legacyFile = path.join(dir, 'peer.json');
+const legacy = fs.existsSync(legacyFile) ? JSON.parse(fs.readFileSync(legacyFile, 'utf8')) : null;
+for (const r of legacy ? legacy.results : []) {
   if (r.error) { console.error(`peer run failed: c=${r.run.concurrency} rep=${r.run.rep}: ${r.error}`); continue; }
   peer.points.push({
     concurrency: r.run.concurrency, repeat: r.run.rep, games: r.params.games,
@@ -38,6 +47,8 @@ for (const r of peerRaw ? peerRaw.results : []) {
     other_cores: r.background.other_cores, loadgen_cpu_s: r.loadgen.cpu_s,
   });
 }
+const peerRaw = peer.points.length ? { meta: legacy ? legacy.meta : { tool: 'bench/peer/loadgen.js' } } : null;
+if (!peerRaw) console.error(`no peer results in ${dir}: Triad's figures only, no ratios`);
 if (peerRaw) series.push(peer);
 fs.writeFileSync(path.join(dir, 'combined.json'), JSON.stringify({
   tool: 'bench/compare.js', params: { peer_meta: peerRaw ? peerRaw.meta : null }, series }, null, 2) + '\n');

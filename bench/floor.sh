@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The floor (BENCHMARKS.md, "The floor"): what a WebSocket server must spend on this
+# The floor (BENCHMARKS.md, "The physical floor"): what a WebSocket server must spend on this
 # machine to carry the frames of the benchmark's games and do nothing else, with the same
 # pinning as bench/compare.sh (server on CPU 0, clients on CPU 1), against which Triad's
 # and boardgame.io's CPU per game can be read.

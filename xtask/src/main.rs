@@ -223,24 +223,30 @@ fn fuzz(seconds: u64) -> Result<(), String> {
     Ok(())
 }
 
-/// The boardgame.io peer benchmark's dependencies: `triad bench`'s test checks its move
-/// scripts against the peer's `loadgen.js --dump-moves`, which needs them.
-fn peerbench_deps(shared: &std::path::Path) -> Result<(), String> {
-    let dir = shared.join("peerbench");
-    if dir.join("node_modules/boardgame.io").is_dir() {
+/// The dependencies of Triad's peer benchmark (`bench/peer`, boardgame.io): `triad bench`'s
+/// test checks its move scripts against the peer's `loadgen.js --dump-moves`, which loads
+/// them. Runs `npm ci` when `node_modules` is missing or older than the lockfile (npm
+/// writes `node_modules/.package-lock.json` at each install).
+fn peerbench_deps() -> Result<(), String> {
+    let dir = root().join("bench/peer");
+    let modified = |path: &Path| std::fs::metadata(path).and_then(|m| m.modified()).ok();
+    let installed = modified(&dir.join("node_modules/.package-lock.json"));
+    let locked = modified(&dir.join("package-lock.json"));
+    if dir.join("node_modules/boardgame.io").is_dir() && installed.is_some() && installed >= locked
+    {
         return Ok(());
     }
     if !succeeds("node", &["--version"]) {
         return Err("node is needed to check triad bench's move scripts; install nodejs".into());
     }
-    println!("\n==> npm ci in {}", dir.display());
+    println!("\n==> npm ci in bench/peer");
     let status = Command::new("npm")
         .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
         .current_dir(&dir)
         .status()
         .map_err(|e| format!("npm ci: {e}"))?;
     if !status.success() {
-        return Err(format!("npm ci failed in {}", dir.display()));
+        return Err("npm ci failed in bench/peer".into());
     }
     Ok(())
 }
@@ -750,7 +756,7 @@ fn test() -> Result<(), String> {
             "--all-features",
         ],
     )?;
-    peerbench_deps(&shared)?;
+    peerbench_deps()?;
     let pg = Postgres::start()?;
     let pg_env = pg.env();
     let pg_env: Vec<(&str, &str)> = pg_env.iter().map(|(k, v)| (*k, v.as_str())).collect();

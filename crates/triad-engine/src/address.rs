@@ -71,7 +71,7 @@ impl FromStr for Address {
 impl Address {
     /// `0x` and 64 lowercase hex digits, on the stack: the server formats ~180 addresses per
     /// game (views, events, stored rows), and `hex::encode` into a `String` made that 8% of
-    /// its CPU (BENCHMARKS.md, "Where the server's CPU goes").
+    /// its CPU in a callgrind profile of `triad serve` (`bench/callgrind.sh`).
     fn hex(&self) -> [u8; 66] {
         const DIGITS: &[u8; 16] = b"0123456789abcdef";
         let mut text = [0u8; 66];

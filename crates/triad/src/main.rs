@@ -8,7 +8,7 @@ mod cmd;
 
 /// mimalloc instead of the system allocator: a server request allocates and frees dozens of
 /// small buffers (headers, JSON, topic names, views), and glibc's malloc and free were about
-/// 13% of `triad serve`'s CPU at 100 concurrent games (BENCHMARKS.md, issue 8).
+/// 13% of `triad serve`'s CPU at 100 concurrent games of `triad bench`.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -17,8 +17,8 @@ use std::{io, process::ExitCode};
 use clap::{Parser, Subcommand};
 
 /// Tic-tac-toe and SOS for people, agents and staked matches: serve the web app and API,
-/// play in the terminal, manage your key, export the solver's tables, or play seed 4's
-/// agent protocol (apps, agent), or load-test a server (bench).
+/// play in the terminal, manage your key, export the solver's tables, speak the agents'
+/// game protocol (apps, agent), or load-test a server (bench).
 #[derive(Debug, Parser)]
 #[command(name = "triad", version, propagate_version = true)]
 struct Cli {

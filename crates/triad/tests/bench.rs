@@ -1,6 +1,7 @@
-//! `triad bench` end to end: its move scripts are the boardgame.io peer's, byte for byte,
-//! and a small run against a real server plays every game without an error and reports
-//! well-formed figures. (Nothing here asserts a timing: the figures are in BENCHMARKS.md.)
+//! `triad bench` end to end: its move scripts are the boardgame.io peer's (`bench/peer`),
+//! byte for byte, and a small run against a real server plays every game without an error
+//! and reports well-formed figures. (Nothing here asserts a timing: the figures are in
+//! BENCHMARKS.md.)
 
 mod support;
 
@@ -9,8 +10,9 @@ use std::{path::PathBuf, process::Command};
 use serde_json::Value;
 use support::{Server, run_to_exit};
 
-fn peerbench() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/peerbench")
+/// Triad's peer benchmark: a boardgame.io server and its load generator.
+fn peer_bench() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../bench/peer")
 }
 
 fn triad() -> Command {
@@ -19,10 +21,10 @@ fn triad() -> Command {
 
 #[tokio::test]
 async fn the_move_scripts_are_the_peers_for_several_seeds() {
-    let peer = peerbench();
+    let peer = peer_bench();
     assert!(
         peer.join("loadgen.js").is_file(),
-        "{} is missing: the peer benchmark lives in ../shared/peerbench",
+        "{} is missing: the peer benchmark lives in bench/peer",
         peer.display()
     );
     assert!(
@@ -45,11 +47,10 @@ async fn the_move_scripts_are_the_peers_for_several_seeds() {
         let (status, ours, err) = run_to_exit(ours, dir.path(), "triad").await;
         assert!(status.success(), "{err}");
         assert_eq!(theirs.lines().count(), 300);
-        assert_eq!(ours, theirs, "seed {seed}: the scripts differ");
+        assert_eq!(ours, theirs, "--seed {seed}: the scripts differ");
     }
 }
 
-/// Successful logins the server counted (its Prometheus counter).
 /// The server's count of successful requests to `route` with `status`.
 async fn requests(base: &str, route: &str, status: &str) -> u64 {
     let text = reqwest::get(format!("{base}/metrics"))
@@ -127,7 +128,7 @@ struct Run {
     upgrades: u64,
 }
 
-/// The number of moves in seed 5's games `0..n`.
+/// The number of moves in the scripts of games `0..n` with `--seed 5`.
 async fn moves_of(dir: &tempfile::TempDir, n: u64) -> u64 {
     let mut dump = triad();
     dump.args(["bench", "--dump-moves", &n.to_string(), "--seed", "5"]);
@@ -177,7 +178,7 @@ async fn small_run(extra: &[&str], modes: [&str; 3]) -> Run {
     );
     assert_eq!(report["params"]["prefer"], "return=minimal");
 
-    // The moves of seed 5's games 0..11, from the scripts themselves.
+    // The moves of games 0..11 with `--seed 5`, from the scripts themselves.
     let moves = moves_of(&dir, 12).await;
 
     let points = report["series"][0]["points"].as_array().unwrap();

@@ -644,7 +644,7 @@ fn method_label(method: &axum::http::Method) -> &'static str {
 /// INFO for a client or server error, WARN for one slower than [`SLOW_REQUEST`]; the INFO
 /// and WARN lines count against the client's log budget (`--log-lines-per-ip`), and those
 /// past it are summed up once a minute. An INFO line for every request cost ~4% of the
-/// server's CPU under load (BENCHMARKS.md, issue 8).
+/// server's CPU under load (`triad bench`, 100 concurrent games).
 async fn observe(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let route = request
         .extensions()

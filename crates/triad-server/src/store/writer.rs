@@ -5,7 +5,7 @@
 //! answer, so a batch of one move (`BEGIN`, the event, its topics, the match, its players,
 //! `COMMIT`: about nine statements) cost nine round trips between the runtime and that
 //! thread, each a wake-up and two context switches. On a server pinned to one core that was
-//! the largest single cost left per game (BENCHMARKS.md, "one round trip per commit").
+//! the largest single cost left per game.
 //! Here the whole batch crosses once: the runtime sends owned [`Rows`], this thread runs the
 //! prepared statements (cached on the connection) and `fsync`s, and one reply comes back.
 //!
@@ -116,8 +116,7 @@ fn open(path: &std::path::Path) -> Result<Connection, rusqlite::Error> {
 /// (`PRAGMA wal_checkpoint(PASSIVE)`: it never blocks the commit thread or a reader) at most
 /// every [`CHECKPOINT_EVERY`] while commits come. With SQLite's default, the commit that
 /// took the WAL past 1,000 pages did it inline, its `fsync` of the main file included, and
-/// every command waiting for that batch waited for it (BENCHMARKS.md, "checkpoints off the
-/// commit thread").
+/// every command waiting for that batch waited for it, which made the tail of move latency.
 struct Checkpointer {
     /// A commit happened (a full queue means one is already pending).
     kick: mpsc::SyncSender<()>,

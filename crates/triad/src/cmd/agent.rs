@@ -1,7 +1,8 @@
-//! `triad agent`: an autonomous player of seed 4's app protocol through a Triad server. It
-//! accepts proposals (or, with `--challenge`, proposes), plays with the solver at a
-//! strength, declares results, copes with duplicates and conflicts by the seed's rules, and
-//! logs each game in one line, with the referee's record beside its own.
+//! `triad agent`: an autonomous player of the agents' game protocol (`triad_protocol`)
+//! through a Triad server's relay. It accepts proposals (or, with `--challenge`, proposes),
+//! plays with the solver at a strength, declares results, copes with duplicates and
+//! conflicts by the protocol's rules, and logs each game in one line, with the referee's
+//! record beside its own.
 
 use std::{
     collections::{HashSet, VecDeque},
@@ -21,7 +22,7 @@ use super::{
     client::{Client, Connection, Incoming},
 };
 
-/// Play seed 4's app protocol on your own: accept proposals (or propose with --challenge),
+/// Play the agents' game protocol on your own: accept proposals (or propose with --challenge),
 /// play each game with the solver, declare the result, and log each game in one line.
 #[derive(Debug, Args)]
 #[command(
@@ -298,7 +299,7 @@ impl Agent {
         for message in messages {
             if let Err(e) = self.send(&peer, &message).await {
                 // The referee refused what this agent thought legal: the two disagree, so
-                // the game is called off (seed 4's state conflict).
+                // the game is called off (the protocol's state conflict).
                 self.log(&format!(
                     "the relay refused my {}: {e:#}; aborting the game",
                     message.action()
@@ -534,7 +535,7 @@ impl Agent {
     /// What the referee says of a game whose opponent has gone silent. The game may be over
     /// already (the server ends it at the deadline with automatic timeouts, or the opponent
     /// called it off), or the opponent's move deadline may have passed, which makes the win
-    /// mine to claim (seed 3's `ur2slow`, `POST /api/matches/{id}/claim-timeout`).
+    /// mine to claim (the timeout claim, `POST /api/matches/{id}/claim-timeout`).
     async fn ask_referee(&mut self, id: u64) -> Settled {
         let path = format!("/api/matches/{id}");
         let Ok(view) = self.client.get(&path).await else {

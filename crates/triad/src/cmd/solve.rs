@@ -28,8 +28,8 @@ pub(crate) struct SolveArgs {
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 enum Format {
-    /// Seed 5's moves.js: O's best reply to every ongoing tic-tac-toe position (tic-tac-toe
-    /// only).
+    /// The move table as a moves.js module: O's best reply to every ongoing tic-tac-toe
+    /// position (tic-tac-toe only).
     MovesJs,
     /// One JSON object per ongoing position: board, value and plies for the player to move,
     /// and a best move.
@@ -40,7 +40,7 @@ pub(crate) fn run(args: SolveArgs) -> anyhow::Result<()> {
     let kind = GameKind::from(args.game);
     if args.format == Format::MovesJs && kind != GameKind::TicTacToe {
         bail!(
-            "--format moves-js is seed 5's table of O's tic-tac-toe replies, so it has no {kind} \
+            "--format moves-js is the move table of O's tic-tac-toe replies, so it has no {kind} \
              version; use --format jsonl for {kind}"
         );
     }
