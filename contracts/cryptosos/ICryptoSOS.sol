@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 pragma solidity ^0.8.23;
 
-/// @title CryptoSOS (seed 3), several games at once
+/// @title CryptoSOS, several games at once
 /// @notice SOS on a 3x3 board for a 1-ether stake. The first player to call play() waits;
 /// the next one joins and the game starts, the first player to move. Each function acts
 /// on the caller's own game. Squares are numbered 1-9, row by row from the top left.
@@ -9,8 +9,8 @@ pragma solidity ^0.8.23;
 /// a cancelled wait, or a game whose first move never came, refunds 1 ether each. The
 /// rest stays in the reserve, which only the owner (the deployer) collects.
 /// @dev The contract is Triad's Stylus contract `contracts/cryptosos`. Error codes are
-/// Triad's stable error codes: 0-3 are seed 1's move errors, 100+ match the server's
-/// engine, 200+ exist only on chain.
+/// Triad's stable error codes: 0-3 are the Sui tic-tac-toe contract's move errors, 100+
+/// match the server's engine, 200+ exist only on chain.
 interface ICryptoSOS {
     /// @notice A player paid: (p1, 0) while p1 waits, (p1, p2) when the game starts.
     event StartGame(address, address);

@@ -2,7 +2,7 @@
 pragma solidity 0.8.30;
 
 /// @title CryptoSOS in Solidity: the reference the Stylus contract is compared with
-/// @notice Written from seed 3's text (shared/seeds/3-cryptosos.md) and the decisions in
+/// @notice Written from the CryptoSOS specification (docs/origins.md) and the decisions in
 /// contracts/README.md, not translated from the Rust: it keeps its own board (one byte per
 /// square) and finds S-O-S itself. The differential test runs it in revm beside the Stylus
 /// contract on thousands of random call sequences and requires the same outcome, return

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 pragma solidity ^0.8.23;
 
-/// @title Tic-tac-toe (seed 1), with consent, draws and resignation
+/// @title Tic-tac-toe (the Sui on-chain contract's game), with consent, draws and resignation
 /// @notice Cells are numbered 0-8, row by row from the top left. The creator of a board
 /// plays X and moves first; the invited opponent plays O once they accept. Every address
 /// has at most one active board (an open invitation it created, or a game in play); a
 /// win, a draw, a resignation, a withdrawal or a refusal frees both players.
 /// @dev The contract is Triad's Stylus contract `contracts/tictactoe`. Error codes 0-3 are
-/// seed 1's abort codes; the others are Triad's stable error codes.
+/// the Sui contract's abort codes; the others are Triad's stable error codes.
 interface ITicTacToe {
     /// @notice A board as getBoard and boardOf return it.
     struct Board {

@@ -60,7 +60,7 @@ pub fn ether(n: u64) -> U256 {
     ETHER * U256::from(n)
 }
 
-/// `n` thousandths of an ether in wei (seed 3's 0.9 ether is `milliether(900)`).
+/// `n` thousandths of an ether in wei (the SOS contract's 0.9 ether is `milliether(900)`).
 #[must_use]
 pub fn milliether(n: u64) -> U256 {
     U256::from(n) * U256::from(1_000_000_000_000_000u64)

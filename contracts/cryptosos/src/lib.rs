@@ -1,7 +1,7 @@
-//! CryptoSOS (seed 3) as an Arbitrum Stylus contract, on the same rules crate as Triad's
-//! server, so the chain and the server cannot disagree about a board.
+//! CryptoSOS, the on-chain SOS contract, as an Arbitrum Stylus contract, on the same rules crate as
+//! Triad's server, so the chain and the server cannot disagree about a board.
 //!
-//! The interface is exactly seed 3's (`ICryptoSOS.sol` beside this crate), plus one function,
+//! The interface is exactly CryptoSOS's (`ICryptoSOS.sol` beside this crate), plus one function,
 //! `withdraw()`, for the rare payout that could not be pushed (see below):
 //!
 //! - `play()` pays exactly 1 ether. The first caller waits (`StartGame(p1, 0)`); the next
@@ -19,7 +19,7 @@
 //!   is emitted (the server's engine does the same).
 //! - `collectProfit()`: the owner (the deployer) takes the reserve: the balance less what
 //!   is held for players.
-//! - `getGameState()`: the caller's current (or last) board, seed 3's 9-character string.
+//! - `getGameState()`: the caller's current (or last) board, CryptoSOS's 9-character string.
 //! - `getPlayerStats(player)`: `(wins, games)`.
 //!
 //! Several games run at once ("MultiSOS"): one game at a time waits for an opponent, every

@@ -50,7 +50,7 @@ fn the_file_declares_what_the_contract_exports() {
     let file = file();
     assert_eq!(functions(&file), functions(&exported), "exported:\n{text}");
     assert_eq!(errors(&file), errors(&exported), "exported:\n{text}");
-    // Seed 3's functions, and withdraw() for payouts an account refused.
+    // CryptoSOS's functions, and withdraw() for payouts an account refused.
     let names: Vec<&str> = file.functions.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(
         names,
@@ -131,7 +131,7 @@ fn event_topics_from_the_text_are_the_contracts() {
         let indexed = event.indexed.iter().filter(|&&i| i).count();
         assert_eq!(indexed + 1, topics, "indexed fields of {signature}");
     }
-    // Seed 3's events exactly: no field is indexed.
+    // CryptoSOS's events exactly: no field is indexed.
     assert_eq!(
         file.events
             .iter()
@@ -156,7 +156,7 @@ fn errors_carry_triads_stable_codes() {
             .unwrap_or_else(|| panic!("{} documents no \"Code N:\"", error.name));
         assert!(codes.insert(code), "code {code} is used twice");
     }
-    // 0-3 are seed 1's move errors, decided by the rules crate.
+    // 0-3 are the Sui tic-tac-toe contract's move errors, decided by the rules crate.
     for rule in MoveError::ALL.into_iter().filter(|e| e.code() <= 3) {
         let error = file
             .errors

@@ -1,11 +1,12 @@
-//! Every rule of seed 3 and every error of the contract, through the ABI router, with every
+//! Every rule of CryptoSOS and every error of the contract, through the ABI router, with every
 //! payout asserted as a balance change.
 
 mod common;
 
 use common::*;
 
-/// Seed 3's figure 1(b), then ALICE's S in square 7 spells S-O-S on the diagonal 3-5-7.
+/// CryptoSOS's worked example (`O-SOOS--S`), then ALICE's S in square 7 spells S-O-S on the
+/// diagonal 3-5-7.
 const FIGURE_1: &[(u8, char)] = &[
     (1, 'O'),
     (3, 'S'),

@@ -1,6 +1,6 @@
-//! Seed 1's on-chain tic-tac-toe, on the EVM as an Arbitrum Stylus contract, with the rules
-//! of Triad's rules crate and seed 1's flaws fixed. The interface is `ITicTacToe.sol`
-//! beside this crate.
+//! The Sui on-chain tic-tac-toe contract's game, on the EVM as an Arbitrum Stylus contract, with
+//! the rules of Triad's rules crate and its flaws fixed. The interface is `ITicTacToe.sol` beside
+//! this crate.
 //!
 //! - `createBoard(opponent)` invites `opponent` to a board; the creator plays X and moves
 //!   first. The opponent is not locked in by an invitation: they may be busy, and they may
@@ -16,9 +16,9 @@
 //! One active board per address: an address that created an invitation, or plays a game,
 //! cannot create or accept another until it ends.
 //!
-//! Errors 0-3 are seed 1's abort codes as custom errors (`GameOver`, `InvalidPosition`,
+//! Errors 0-3 are the Sui contract's abort codes as custom errors (`GameOver`, `InvalidPosition`,
 //! `NotYourTurn`, `CellOccupied`); the rules crate decides them, in its documented order
-//! (the turn is checked before the cell, unlike seed 1). Every other mistake has its own
+//! (the turn is checked before the cell, unlike the Sui contract). Every other mistake has its own
 //! custom error, numbered like the server's errors. No function accepts ether.
 // The SDK's macros expand to paths through `alloc`.
 extern crate alloc;

@@ -149,7 +149,7 @@ fn event_topics_from_the_text_are_the_contracts() {
 }
 
 #[test]
-fn errors_0_to_3_are_seed_1s_abort_codes_from_the_rules_crate() {
+fn errors_0_to_3_are_the_sui_contracts_abort_codes_from_the_rules_crate() {
     let file = file();
     let mut codes = BTreeSet::new();
     for error in &file.errors {
@@ -166,7 +166,7 @@ fn errors_0_to_3_are_seed_1s_abort_codes_from_the_rules_crate() {
             .unwrap_or_else(|| panic!("no error for {}", rule.name()));
         assert_eq!(error.code(), Some(rule.code()), "{}", error.name);
     }
-    // Seed 1's table: 0 ended, 1 invalid position, 2 not your turn, 3 occupied.
+    // The Sui contract's abort codes: 0 ended, 1 invalid position, 2 not your turn, 3 occupied.
     let first_four: Vec<&str> = file.errors[..4].iter().map(|e| e.name.as_str()).collect();
     assert_eq!(
         first_four,

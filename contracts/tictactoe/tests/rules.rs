@@ -1,5 +1,5 @@
-//! Seed 1's game and its fixes (consent, draws, resignation), and every error, through the
-//! ABI router.
+//! The Sui contract's game and its fixes (consent, draws, resignation), and every error, through
+//! the ABI router.
 
 mod common;
 
@@ -154,7 +154,7 @@ fn the_creator_can_withdraw_an_invitation_by_resigning() {
 }
 
 #[test]
-fn move_errors_keep_seed_1s_codes_in_the_rules_crate_order() {
+fn move_errors_keep_the_sui_contracts_codes_in_the_rules_crate_order() {
     let b = Boards::new();
     assert_error(&b.play(CAROL, 0), NotAPlayer {});
     b.started();
@@ -165,7 +165,7 @@ fn move_errors_keep_seed_1s_codes_in_the_rules_crate_order() {
     }
     b.play(ALICE, 4).assert_ok();
     assert_error(&b.play(BOB, 4), CellOccupied {});
-    // The turn is checked before the cell (seed 1 checked the cell first).
+    // The turn is checked before the cell (the Sui contract checked the cell first).
     assert_error(&b.play(ALICE, 4), NotYourTurn {});
     assert_error(&b.play(ALICE, 200), NotYourTurn {});
     assert_eq!(b.board(1).cells, "----X----");
@@ -246,7 +246,7 @@ fn a_draw_ends_the_game_and_frees_both_players() {
     );
     let view = b.board(1);
     assert_eq!((view.status, view.cells.as_str()), (DRAWN, "XOXXOOOXX"));
-    // Seed 1 left both players locked after a draw.
+    // The Sui contract left both players locked after a draw.
     b.create(ALICE, CAROL).assert_ok();
     b.create(BOB, DAVE).assert_ok();
 }

@@ -5,7 +5,7 @@ use core::{fmt, str::FromStr};
 use serde::{Deserialize, Serialize};
 
 /// A player's address: 32 bytes, written `0x` followed by 64 lower-case hex digits (the Sui
-/// address format of seed 1). The server derives it from the player's Ed25519 key; the
+/// address format of the Sui contract). The server derives it from the player's Ed25519 key; the
 /// engine only compares them.
 ///
 /// ```
@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 pub struct Address([u8; 32]);
 
 impl Address {
-    /// The zero address (`0x000…0`), seed 3's "nobody".
+    /// The zero address (`0x000…0`), the SOS contract's "nobody".
     pub const ZERO: Address = Address([0; 32]);
 
     /// The address with these bytes.

@@ -86,8 +86,8 @@ impl Terms {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Command {
-    /// Challenge `opponent` to a match (seeds 1, 2, 4). The stake is escrowed at once; the
-    /// opponent must accept before anything starts.
+    /// Challenge `opponent` to a match (as in the Sui contract, the Shoehive tutorial and the A2A
+    /// protocol). The stake is escrowed at once; the opponent must accept before anything starts.
     Challenge {
         /// Who is challenged.
         opponent: Address,
@@ -115,7 +115,7 @@ pub enum Command {
         /// The challenge's match.
         match_id: MatchId,
     },
-    /// Join the open queue for a game and stake (seed 3's `play()`).
+    /// Join the open queue for a game and stake (the SOS contract's `play()`).
     JoinQueue {
         /// Which game.
         game: GameKind,
@@ -123,13 +123,13 @@ pub enum Command {
         #[serde(with = "crate::amount::text")]
         stake: u128,
     },
-    /// Leave the queue or withdraw an unanswered challenge (seed 3's `cancel()`). With a
+    /// Leave the queue or withdraw an unanswered challenge (the SOS contract's `cancel()`). With a
     /// stake this is allowed only after `wait_cancel_ms`, and refunds the stake.
     Cancel {
         /// The waiting match.
         match_id: MatchId,
     },
-    /// Play the built-in solver (seed 5). No stake.
+    /// Play the built-in solver (as the HTML5 canvas game's computer plays). No stake.
     PlayComputer {
         /// Which game.
         game: GameKind,
@@ -142,25 +142,25 @@ pub enum Command {
     Move {
         /// The match.
         match_id: MatchId,
-        /// The number of marks on the board after this move (seed 4's `seq`).
+        /// The number of marks on the board after this move (the A2A protocol's `seq`).
         seq: u8,
         /// The cell, 0-8.
         cell: u8,
         /// The mark.
         mark: Mark,
     },
-    /// Give up: the opponent wins (seed 2).
+    /// Give up: the opponent wins (as in the Shoehive tutorial).
     Forfeit {
         /// The match.
         match_id: MatchId,
     },
-    /// Claim the win because the opponent is too slow (seed 3's `ur2slow()`), or abort a
+    /// Claim the win because the opponent is too slow (the SOS contract's `ur2slow()`), or abort a
     /// match whose first move never came.
     ClaimTimeout {
         /// The match.
         match_id: MatchId,
     },
-    /// Call off a free match in play with no result (seed 4's
+    /// Call off a free match in play with no result (the A2A protocol's
     /// `result {"outcome":"abort"}`, for a state conflict or another irrecoverable problem).
     /// Only a seated player may, and only when nothing is staked: a staked match can only be
     /// forfeited, so nobody takes their stake back from a losing position. Nobody wins, and
@@ -188,7 +188,7 @@ pub enum Command {
         #[serde(with = "crate::amount::text")]
         amount: u128,
     },
-    /// The owner collects the whole house reserve (seed 3's `collectProfit()`).
+    /// The owner collects the whole house reserve (the SOS contract's `collectProfit()`).
     CollectReserve,
     /// The clock: expire challenges, abort matches whose first move never came and, with
     /// automatic timeouts, end matches whose player to move is too slow.

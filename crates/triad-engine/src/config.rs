@@ -7,10 +7,10 @@ use crate::{Address, EndReason};
 /// A fraction in basis points (1/10,000).
 pub type Bps = u32;
 
-/// How a match's pot is shared out, per ending. Seed 3's defaults for a stake `E` (pot
-/// `2E`): the winner gets `1.8E`, a tie refunds `0.9E` to each, a timeout claim pays `1.9E`,
-/// and a cancel while waiting refunds `E`. Whatever is not paid out goes to the house
-/// reserve. Aborts, declines and expiries always refund in full.
+/// How a match's pot is shared out, per ending. The defaults are the on-chain SOS contract's:
+/// for a stake `E` (pot `2E`), the winner gets `1.8E`, a tie refunds `0.9E` to each, a
+/// timeout claim pays `1.9E`, and a cancel while waiting refunds `E`. Whatever is not paid out goes
+/// to the house reserve. Aborts, declines and expiries always refund in full.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PayoutRules {
     /// The winner's share of the pot after a win or a forfeit.
@@ -24,8 +24,9 @@ pub struct PayoutRules {
 }
 
 impl PayoutRules {
-    /// Seed 3's amounts.
-    pub const SEED3: PayoutRules = PayoutRules {
+    /// The on-chain SOS contract's amounts: 90% of the pot to a winner, 90% of the stake
+    /// back to each on a tie, 95% of the pot on a timeout claim, the whole stake on a cancel.
+    pub const STANDARD: PayoutRules = PayoutRules {
         win_bps_of_pot: 9_000,
         draw_bps_of_stake: 9_000,
         timeout_bps_of_pot: 9_500,
@@ -79,7 +80,7 @@ impl PayoutRules {
 
 impl Default for PayoutRules {
     fn default() -> Self {
-        PayoutRules::SEED3
+        PayoutRules::STANDARD
     }
 }
 
@@ -96,7 +97,7 @@ pub fn share(amount: u128, bps: Bps) -> u128 {
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RematchStart {
-    /// Chosen by the seeded RNG (seed 2's reset).
+    /// Chosen by the seeded RNG (the tic-tac-toe table's reset, in the Shoehive tutorial).
     Random,
     /// The player who moved second last time moves first.
     Alternate,
@@ -105,7 +106,7 @@ pub enum RematchStart {
 /// The engine's settings. All times are milliseconds.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Config {
-    /// The operator (seed 3's owner): the only address that may deposit and collect.
+    /// The operator (the SOS contract's owner): the only address that may deposit and collect.
     pub owner: Address,
     /// Seed of every random choice (who starts, the computer's tie-breaks).
     pub seed: u64,
@@ -133,7 +134,7 @@ pub struct Config {
 }
 
 impl Config {
-    /// Seed 3's defaults with the given owner.
+    /// The SOS contract's defaults with the given owner.
     #[must_use]
     pub fn new(owner: Address) -> Config {
         Config {
@@ -143,7 +144,7 @@ impl Config {
             move_timeout_ms: 60_000,
             challenge_ttl_ms: 600_000,
             automatic_timeouts: false,
-            payouts: PayoutRules::SEED3,
+            payouts: PayoutRules::STANDARD,
             rematch_start: RematchStart::Random,
             max_stake: 1_000_000_000_000_000_000,
             idempotency_window_ms: 24 * 60 * 60 * 1000,

@@ -8,8 +8,8 @@ use crate::MatchId;
 
 /// Why a command was refused. Nothing changed.
 ///
-/// Codes 0-5 are the rules' [`MoveError`] codes (0-3 are seed 1's); the engine's own codes
-/// start at 100. Codes never change meaning; new errors get new codes.
+/// Codes 0-5 are the rules' [`MoveError`] codes (0-3 are the Sui contract's); the engine's own
+/// codes start at 100. Codes never change meaning; new errors get new codes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum EngineError {
@@ -19,7 +19,7 @@ pub enum EngineError {
     UnknownMatch,
     /// 101: only the match's players may do that.
     NotAPlayer,
-    /// 102: the actor already has an active match (one per address, as in seed 1).
+    /// 102: the actor already has an active match (one per address, as in the Sui contract).
     AlreadyInMatch {
         /// The active match.
         match_id: MatchId,

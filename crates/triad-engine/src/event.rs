@@ -62,7 +62,7 @@ pub enum EndReason {
     /// Nobody answered the challenge in time.
     Expired,
     /// Called off without a result: the first move never came, or a player of a free match
-    /// aborted it (seed 4's `abort`, after a [`EventKind::MatchAborted`]). Everyone was
+    /// aborted it (the A2A protocol's `abort`, after a [`EventKind::MatchAborted`]). Everyone was
     /// refunded; it counts in no stats.
     Aborted,
 }
@@ -223,7 +223,7 @@ pub enum EventKind {
         /// What.
         mark: Mark,
     },
-    /// A player called off a free match in play (seed 4's `abort`); the match ends as
+    /// A player called off a free match in play (the A2A protocol's `abort`); the match ends as
     /// [`EndReason::Aborted`] in the same command.
     MatchAborted {
         /// The match.

@@ -7,12 +7,16 @@
 //! [`Engine::replay`] of the log equals the live engine.
 //!
 //! It covers how matches come to be (challenges with consent, the open queue, the
-//! computer), play with seed 4's `seq`, forfeits, aborts of free matches and rematches,
-//! seed 3's timeouts, money in a double-entry [`Ledger`] with seed 3's payouts, and the hall
-//! of fame with Glicko-2 ratings.
+//! computer), play with the A2A protocol's `seq`, forfeits, aborts of free matches and
+//! rematches, the on-chain SOS contract's timeouts, money in a double-entry [`Ledger`] with
+//! that contract's payouts, and the hall of fame with Glicko-2 ratings.
+//!
+//! The doc comments name the designs Triad was first built against by what they are (the Sui
+//! contract, the Shoehive tutorial, the SOS contract, the A2A protocol, the HTML5 canvas
+//! game); `docs/origins.md` in the repository says what each was.
 //!
 //! ```
-//! use triad_engine::{Address, Command, Config, Engine, Envelope, Seed3Event};
+//! use triad_engine::{Address, Command, Config, Engine, Envelope};
 //! use triad_rules::{GameKind, Mark};
 //!
 //! let owner = Address::from_bytes([9; 32]);
@@ -23,7 +27,7 @@
 //! const ETHER: u128 = 1_000_000_000_000_000_000;
 //! run(owner, 0, Command::Deposit { to: alice, amount: ETHER });
 //! run(owner, 0, Command::Deposit { to: bob, amount: ETHER });
-//! // Seed 3's play(): the first player waits, the second starts the game.
+//! // The SOS contract's play(): the first player waits, the second starts the game.
 //! let queued = run(alice, 1, Command::JoinQueue { game: GameKind::Sos, stake: ETHER });
 //! let id = queued.events[0].match_id().unwrap();
 //! run(bob, 2, Command::JoinQueue { game: GameKind::Sos, stake: ETHER });
@@ -40,18 +44,19 @@ mod address;
 pub mod amount;
 mod command;
 mod config;
+mod contract_event;
 mod engine;
 mod error;
 mod event;
 mod ledger;
 mod matches;
-mod seed3;
 mod stats;
 
 pub use address::{Address, IdempotencyKey, InvalidAddress, MatchId};
 pub use amount::{AmountError, parse_amount};
 pub use command::{Command, Envelope, Level, StartChoice, Terms};
 pub use config::{Bps, Config, PayoutRules, RematchStart, Settlement, share};
+pub use contract_event::ContractEvent;
 pub use engine::{Duplicate, Engine, Ranking, Receipt};
 pub use error::EngineError;
 pub use event::{
@@ -59,5 +64,4 @@ pub use event::{
 };
 pub use ledger::Ledger;
 pub use matches::{Challenge, Deadline, DeadlineKind, Match, MatchResult, Phase};
-pub use seed3::Seed3Event;
 pub use stats::{PlayerStats, Rating};

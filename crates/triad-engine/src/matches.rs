@@ -6,7 +6,7 @@ use triad_rules::{AnyGame, CellSet, GameKind, Move, Player};
 
 use crate::{Address, Config, EndReason, MatchId, Origin, Seat, StartChoice};
 
-/// Where a match is in its life (seed 2's table states).
+/// Where a match is in its life (the Shoehive tutorial's table states).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
@@ -192,7 +192,7 @@ impl Match {
         matches!(self.phase, Phase::Ready | Phase::InProgress).then(|| self.position.turn())
     }
 
-    /// Seed 3's `getGameState()`: the 9-character board string.
+    /// The SOS contract's `getGameState()`: the 9-character board string.
     #[must_use]
     pub fn game_state(&self) -> String {
         self.position.to_string()
@@ -219,7 +219,7 @@ impl Match {
         }
     }
 
-    /// The first instant at which the player to move has run out of time: seed 3's "more
+    /// The first instant at which the player to move has run out of time: the SOS contract's "more
     /// than" the move timeout after the last activity, so one millisecond after it. At
     /// exactly the timeout the player may still move and a claim is refused; from this
     /// instant on a move is refused and the claim (or the automatic timeout) is taken.

@@ -1,4 +1,4 @@
-//! The hall of fame (seed 3) and Glicko-2 ratings (as Lichess uses).
+//! The hall of fame (as in the SOS contract) and Glicko-2 ratings (as Lichess uses).
 
 use serde::{Deserialize, Serialize};
 use skillratings::{
@@ -70,7 +70,7 @@ pub(crate) fn rate(first: Rating, second: Rating, winner_first: Option<bool>) ->
 /// One address's record.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PlayerStats {
-    /// Games won (seed 3's hall of fame).
+    /// Games won (the SOS contract's hall of fame).
     pub wins: u32,
     /// Games played: wins, losses and draws (cancelled, declined, expired and aborted
     /// matches do not count).

@@ -1332,7 +1332,7 @@ fn claims_are_judged_against_the_commands_time() {
     let id = t.queue_match(ALICE, BOB, TTT, 0);
     t.at(10_000);
     t.play_ttt(id, &[4]);
-    // Seed 3's "more than" the timeout: at exactly the timeout, still refused.
+    // The SOS contract's "more than" the timeout: at exactly the timeout, still refused.
     t.at(10_000 + MOVE_TIMEOUT_MS);
     let err = t.expect_err(ALICE, Command::ClaimTimeout { match_id: id }, 110);
     assert_eq!(

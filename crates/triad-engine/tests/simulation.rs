@@ -1,12 +1,12 @@
 //! Seeded simulation: many players send random commands, valid and invalid, with random
 //! time steps; after every command an auditor checks the engine against an independent
-//! model of seed 3's rules.
+//! model of the SOS contract's rules.
 //!
 //! After every command the auditor checks that:
 //! - money is conserved (balances sum to deposits less withdrawals) and no account is
 //!   overdrawn;
 //! - no address is in more than one live match, and the engine's registry agrees;
-//! - every match that ended was paid exactly once, with exactly seed 3's amounts;
+//! - every match that ended was paid exactly once, with exactly the SOS contract's amounts;
 //! - the hall of fame agrees with the endings;
 //! - a replay of the event log equals the live state (a shadow engine built only by
 //!   `Engine::apply` of the logged events, compared in full);
@@ -89,7 +89,7 @@ struct Model {
 }
 
 /// The payout rules' amounts, computed here independently of the engine's payout code
-/// (seed 3's by default: the winner gets 1.8 of a pot of 2 stakes, a tie refunds 0.9 of a
+/// (the SOS contract's by default: the winner gets 1.8 of a pot of 2 stakes, a tie refunds 0.9 of a
 /// stake each, a timeout pays 1.9 of the pot, a cancel refunds the stake); aborts, declines
 /// and expiries refund in full.
 fn expected_payouts(
@@ -667,7 +667,7 @@ fn run(seed: u64, automatic_timeouts: bool) {
     let ran = simulate(
         seed,
         automatic_timeouts,
-        PayoutRules::SEED3,
+        PayoutRules::STANDARD,
         false,
         commands,
     );

@@ -7,13 +7,13 @@ use triad_rules::{GameKind, Mark, Player};
 
 use crate::{ProtocolError, error::quote};
 
-/// The seed's protocol version, which Triad keeps on the wire.
+/// The A2A protocol's version, which Triad keeps on the wire.
 pub const PROTOCOL_VERSION: &str = "0.3.0";
 
 /// An app: a game two agents play by exchanging actions.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum App {
-    /// Seed 4's `tic-tac-toe`: roles `X` (moves first) and `O`, marks `X` and `O`.
+    /// The A2A protocol's `tic-tac-toe`: roles `X` (moves first) and `O`, marks `X` and `O`.
     TicTacToe,
     /// `sos`: roles `first` and `second`, each placing `S` or `O`.
     Sos,
@@ -87,7 +87,7 @@ impl App {
         self.game().has_mark(mark)
     }
 
-    /// The app's manifest (seed 4's front matter).
+    /// The app's manifest (the A2A protocol's front matter).
     #[must_use]
     pub fn manifest(self) -> Manifest {
         let (name, description) = match self {
@@ -167,7 +167,7 @@ impl Action {
             .ok_or_else(|| ProtocolError::UnknownAction { action: quote(id) })
     }
 
-    /// Seed 4's description of the action.
+    /// The A2A protocol's description of the action.
     #[must_use]
     pub const fn description(self) -> &'static str {
         match self {
@@ -194,7 +194,8 @@ pub struct ActionInfo {
     pub description: &'static str,
 }
 
-/// An app's manifest: seed 4's front matter, as JSON (camelCase, as in the seed) or YAML.
+/// An app's manifest: the A2A protocol's front matter, as JSON (camelCase, as in the protocol) or
+/// YAML.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Manifest {
@@ -220,7 +221,7 @@ pub struct Manifest {
 }
 
 impl Manifest {
-    /// The manifest as seed 4's YAML front matter, between `---` lines.
+    /// The manifest as the A2A protocol's YAML front matter, between `---` lines.
     #[must_use]
     pub fn front_matter(&self) -> String {
         let mut out = String::from("---\n");

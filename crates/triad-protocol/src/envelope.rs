@@ -13,10 +13,10 @@
 //! payload: {"seq":1,"replyTo":0,"position":4,"mark":"X","board":["","","","","X","","","",""]}
 //! ```
 //!
-//! On the wire the envelope travels beside the unsigned fields, which stay exactly seed 4's:
-//! `"signed": {"publicKey": "<64 hex>", "signature": "<128 hex>"}`. The public key's
-//! address must be the sender's. Include a `gameId` in the payload to keep a signed message
-//! from being replayed into a later game between the same two agents.
+//! On the wire the envelope travels beside the unsigned fields, which stay exactly the A2A
+//! protocol's: `"signed": {"publicKey": "<64 hex>", "signature": "<128 hex>"}`. The public key's
+//! address must be the sender's. Include a `gameId` in the payload to keep a signed message from
+//! being replayed into a later game between the same two agents.
 
 use serde::{Deserialize, Serialize};
 use triad_identity::{SigningKey, address_of, format_address, parse_public_key, public_key_hex};

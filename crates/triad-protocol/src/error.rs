@@ -8,7 +8,7 @@ use triad_rules::MoveError;
 ///
 /// Codes 220 and up are the protocol's; the server's API reports them with the same numbers
 /// and names. A move that breaks a rule of the game reports the rules' own codes 0-5 (as
-/// seed 1 numbered them). Codes never change meaning; new errors get new codes.
+/// the Sui contract numbered them). Codes never change meaning; new errors get new codes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ProtocolError {
@@ -32,7 +32,7 @@ pub enum ProtocolError {
         /// What is wrong with it, and what is expected.
         problem: String,
     },
-    /// 223: the board sent is not the board before the move plus the move (seed 4's
+    /// 223: the board sent is not the board before the move plus the move (the A2A protocol's
     /// `state-conflict`).
     StateConflict {
         /// The board the receiver expected, as 9 characters (`-` for empty).

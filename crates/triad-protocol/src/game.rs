@@ -1,7 +1,7 @@
-//! The rules of one game as seed 4 states them, for an agent ([`Game`]) and for a referee
+//! The rules of one game as the A2A protocol states them, for an agent ([`Game`]) and for a referee
 //! ([`check_move`], [`check_result`]).
 //!
-//! Seed 4's rules, and how they are applied:
+//! The A2A protocol's rules, and how they are applied:
 //! - **A `seq` already seen is ignored silently** ([`Step::Ignored`]): a move whose `seq`
 //!   is already on the board, a second `propose` or `accept`, a `result` after the result.
 //! - **Never act out of turn**: [`Game::play`] refuses a move when it is not the agent's
@@ -14,7 +14,7 @@
 //!   ([`Game::play`] returns the `result` after the move); the other side checks the
 //!   declaration against its own board. Either side may abort.
 //!
-//! Beyond the seed, for transports that reorder: a message that is ahead of the local state
+//! Beyond the protocol, for transports that reorder: a message that is ahead of the local state
 //! (a move with a later `seq`, a move before the acceptance, a result before the last move)
 //! is held ([`Step::Held`]) and applied when the gap is filled. Over an in-order transport
 //! (Triad's relay) nothing is ever held.
@@ -92,7 +92,8 @@ impl Ending {
 /// What receiving a message did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Step {
-    /// A duplicate (a `seq` already seen, a result already known): ignored, as seed 4 says.
+    /// A duplicate (a `seq` already seen, a result already known): ignored, as the A2A protocol
+    /// says.
     Ignored,
     /// Ahead of the local state: kept, and applied when the message before it arrives.
     Held,
@@ -108,7 +109,7 @@ pub enum Step {
     },
     /// The opponent declared the result, and it agrees with the board; or they aborted.
     Ended(Ending),
-    /// The message contradicts the local state: the game is over, and `abort` (seed 4's
+    /// The message contradicts the local state: the game is over, and `abort` (the A2A protocol's
     /// `state-conflict` result) must be sent to the opponent.
     Conflict {
         /// What contradicted the local state.
@@ -135,8 +136,8 @@ pub fn describe_position(app: App, position: &AnyGame) -> String {
 
 /// The referee's check of a move by `mover` on `position`: its `seq` is the number of marks
 /// after it, it is legal (the rules' codes 0-5), the board it carries is the position plus
-/// the move (seed 4's state conflict), and its `replyTo` is the `seq` before it. Returns the
-/// position after the move.
+/// the move (the A2A protocol's state conflict), and its `replyTo` is the `seq` before it. Returns
+/// the position after the move.
 ///
 /// Agents ([`Game::receive`]) and Triad's relay run this same check.
 ///

@@ -1,23 +1,23 @@
-//! Seed 4's agent-to-agent game protocol, with its rules made real.
+//! The A2A tic-tac-toe protocol that Triad's agents speak, with its rules made real.
 //!
-//! In seed 4, two AI agents play tic-tac-toe by sending each other app actions — `propose`,
-//! `accept`, `move`, `result` — and the rules are enforced only by each agent reading
+//! In that protocol, two AI agents play tic-tac-toe by sending each other app actions —
+//! `propose`, `accept`, `move`, `result` — and the rules are enforced only by each agent reading
 //! markdown; the winner declares the result. This crate keeps that wire format exactly and
 //! gives it teeth:
 //!
 //! - [`App`] and [`Manifest`]: the app `tic-tac-toe` at version 0.3.0 with its four
-//!   [`Action`]s (seed 4's front matter), and an `sos` app on the same protocol (roles
-//!   `first` and `second`, marks `S` and `O`).
+//!   [`Action`]s (the A2A protocol's front matter), and an `sos` app on the same protocol
+//!   (roles `first` and `second`, marks `S` and `O`).
 //! - [`Message`]: the four payloads — `seq`, `replyTo`, `position`, `mark`, a 9-string
 //!   `board`, `outcome`, `winner`, `reason` — decoded strictly ([`Message::decode`],
 //!   [`decode_data`]) into typed values with a typed [`ProtocolError`] for anything
 //!   malformed (stable codes 220+, or the rules' 0-5; never a panic), and encoded in the
-//!   seed's JSON shapes ([`Message::payload_json`]). An optional `gameId` lets the same two
+//!   protocol's JSON shapes ([`Message::payload_json`]). An optional `gameId` lets the same two
 //!   agents play several games.
-//! - [`Game`]: one game as one agent sees it, applying seed 4's rules: a `seq` already seen
-//!   is ignored; nobody acts out of turn; a board that is not the local board plus the move
-//!   ends the game with `result {"outcome":"abort","reason":"state-conflict"}`; whoever
-//!   makes the last move declares the win or draw, and the other side checks it.
+//! - [`Game`]: one game as one agent sees it, applying the A2A protocol's rules: a `seq`
+//!   already seen is ignored; nobody acts out of turn; a board that is not the local board plus
+//!   the move ends the game with `result {"outcome":"abort","reason":"state-conflict"}`;
+//!   whoever makes the last move declares the win or draw, and the other side checks it.
 //! - [`check_move`] and [`check_result`]: the same checks for a referee. Triad's server
 //!   runs them on every message it relays, against its engine's board.
 //! - [`envelope`]: a signature over each message with the sender's Ed25519 key
@@ -29,7 +29,7 @@
 //! use triad_protocol::{App, Ending, Game, Message, Step};
 //! use triad_rules::{Mark, Player};
 //!
-//! // Seed 4's example: Alice (X) challenges Bob (O); X wins with the diagonal 0-4-8.
+//! // The protocol's example game: Alice (X) challenges Bob (O); X wins with the diagonal 0-4-8.
 //! let (mut alice, propose) = Game::propose(App::TicTacToe, Player::First, None);
 //! assert_eq!(propose.payload_json(App::TicTacToe), r#"{"seq":0,"role":"X"}"#);
 //! let Message::Propose(proposal) = &propose else { unreachable!() };

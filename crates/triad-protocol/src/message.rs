@@ -1,5 +1,5 @@
-//! Seed 4's messages: the four payloads, a strict decoder with typed errors, and an encoder
-//! that writes exactly the seed's JSON shapes.
+//! The A2A tic-tac-toe protocol's messages: the four payloads, a strict decoder with typed errors,
+//! and an encoder that writes exactly the protocol's JSON shapes.
 //!
 //! A message on the wire is an `appId`, an `action` and a `payload` (a JSON object):
 //!
@@ -12,7 +12,7 @@
 //!
 //! Every payload may also carry `"gameId"` (1-64 of `A-Z a-z 0-9 . _ : -`), so the same two
 //! agents can tell several games apart; without it a message belongs to the one game the two
-//! are playing, as in the seed. Fields the decoder does not know are ignored, so newer
+//! are playing, as in the protocol. Fields the decoder does not know are ignored, so newer
 //! agents can add some without breaking older ones; fields it knows must be exactly right.
 
 use serde::Serialize;
@@ -24,7 +24,7 @@ use crate::{Action, App, ProtocolError, error::quote};
 /// The largest payload (or data part) the decoder reads, in bytes of JSON.
 pub const MAX_MESSAGE_BYTES: usize = 4096;
 
-/// The reason of seed 4's abort on a conflicting board.
+/// The reason of the A2A protocol's abort on a conflicting board.
 pub const STATE_CONFLICT: &str = "state-conflict";
 
 /// A board as the payload carries it: nine cells, row-major, empty or a mark.
@@ -33,7 +33,7 @@ pub type Board = [Option<Mark>; 9];
 /// The empty board.
 pub const EMPTY_BOARD: Board = [None; 9];
 
-/// A board as 9 characters, `-` for an empty cell (seed 3's state string).
+/// A board as 9 characters, `-` for an empty cell (the SOS contract's state string).
 #[must_use]
 pub fn board_string(board: &Board) -> String {
     board.iter().map(|c| c.map_or('-', Mark::char)).collect()
@@ -524,7 +524,7 @@ impl Message {
         }
     }
 
-    /// The payload as compact JSON in the seed's field order (the canonical form, which
+    /// The payload as compact JSON in the protocol's field order (the canonical form, which
     /// signatures cover).
     #[must_use]
     pub fn payload_json(&self, app: App) -> String {
@@ -548,7 +548,7 @@ impl Message {
     }
 }
 
-/// A message's payload that serializes in the seed's field order (`seq`, `replyTo`,
+/// A message's payload that serializes in the protocol's field order (`seq`, `replyTo`,
 /// `position`, `mark`, `board`; `outcome`, `winner`, `reason`; then `gameId`), for embedding
 /// in a larger JSON document.
 #[derive(Clone, Debug, PartialEq, Eq)]

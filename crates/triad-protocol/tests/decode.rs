@@ -1,5 +1,5 @@
 //! The decoder: every malformed or unexpected payload gets its own typed error with a stable
-//! code, the encoder writes the seed's shapes, and nothing panics on any input.
+//! code, the encoder writes the protocol's shapes, and nothing panics on any input.
 
 use proptest::prelude::*;
 use serde_json::{Value, json};

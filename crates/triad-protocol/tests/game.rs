@@ -1,4 +1,4 @@
-//! The state machine: seed 4's rules one by one, the referee's checks, and random games.
+//! The state machine: the A2A protocol's rules one by one, the referee's checks, and random games.
 
 use proptest::prelude::*;
 use triad_protocol::{

@@ -8,7 +8,7 @@ use crate::{Cell, CellSet, Mark};
 /// can be represented. It becomes a legal position only through
 /// [`Game::from_board`](crate::Game::from_board), which says why when it cannot.
 ///
-/// The `Display` form is seed 3's 9-character state string, `-` for an empty cell:
+/// The `Display` form is the SOS contract's 9-character state string, `-` for an empty cell:
 ///
 /// ```
 /// use triad_rules::{Board, Cell, Mark};

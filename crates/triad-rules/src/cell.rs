@@ -10,7 +10,7 @@ use core::fmt;
 /// 6 | 7 | 8
 /// ```
 ///
-/// Seed 3 numbers squares 1-9; use [`Cell::from_square`] and [`Cell::square`] at that
+/// The SOS contract numbers squares 1-9; use [`Cell::from_square`] and [`Cell::square`] at that
 /// interface.
 ///
 /// ```
@@ -45,7 +45,7 @@ impl Cell {
         if index < 9 { Some(Cell(index)) } else { None }
     }
 
-    /// The cell for seed 3's square number (1-9).
+    /// The cell for the SOS contract's square number (1-9).
     #[must_use]
     pub const fn from_square(square: u8) -> Option<Cell> {
         if square >= 1 && square <= 9 {
@@ -61,7 +61,7 @@ impl Cell {
         self.0
     }
 
-    /// Seed 3's square number, 1-9.
+    /// The SOS contract's square number, 1-9.
     #[must_use]
     pub const fn square(self) -> u8 {
         self.0 + 1

@@ -3,7 +3,7 @@
 use core::fmt;
 
 /// Why a move was refused. Each variant has a stable numeric [`code`](MoveError::code):
-/// 0-3 are seed 1's abort codes with the same meaning, 4 and up are Triad's additions.
+/// 0-3 are the Sui contract's abort codes with the same meaning, 4 and up are Triad's additions.
 /// The numbers never change; new mistakes get new numbers.
 ///
 /// # Order of the checks
@@ -13,7 +13,7 @@ use core::fmt;
 /// 1. [`GameOver`](MoveError::GameOver) (0): the game has already ended.
 /// 2. [`NotYourTurn`](MoveError::NotYourTurn) (2): the acting player is not the player to
 ///    move. This comes before the checks of the move itself, so a player who is not to move
-///    learns that first, whatever else is wrong with the move. (Seed 1 checked occupancy
+///    learns that first, whatever else is wrong with the move. (The Sui contract checked occupancy
 ///    before the turn, which told an out-of-turn player that a cell was taken.)
 /// 3. [`InvalidPosition`](MoveError::InvalidPosition) (1): the cell is not 0-8.
 /// 4. [`MarkNotInGame`](MoveError::MarkNotInGame) (4): the game has no such mark (`S` in

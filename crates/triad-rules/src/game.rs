@@ -47,7 +47,7 @@ pub enum Outcome {
         /// The cells of every winning line.
         cells: CellSet,
     },
-    /// The board filled with no line: a draw (seed 3 calls it a tie).
+    /// The board filled with no line: a draw (the SOS contract calls it a tie).
     Draw,
 }
 
@@ -115,7 +115,7 @@ impl GameKind {
     }
 
     /// The digit of `mark` in the position number: empty 0, O 1, and 2 for the other mark
-    /// (X in tic-tac-toe as in seed 5, S in SOS).
+    /// (X in tic-tac-toe as in the HTML5 canvas game, S in SOS).
     const fn digit(mark: Option<Mark>) -> u16 {
         match mark {
             None => 0,
@@ -284,12 +284,12 @@ pub trait Game:
         moves
     }
 
-    /// Seed 5's position number: cell `i` contributes `digit * 3^i`, with empty 0, `O` 1,
-    /// and 2 for `X` (tic-tac-toe) or `S` (SOS).
+    /// The HTML5 canvas game's position number: cell `i` contributes `digit * 3^i`, with empty 0,
+    /// `O` 1, and 2 for `X` (tic-tac-toe) or `S` (SOS).
     ///
     /// ```
     /// use triad_rules::{Game, TicTacToe};
-    /// // Seed 5's example board: x O . / x O O / . x x
+    /// // The HTML5 canvas game's example board: x O . / x O O / . x x
     /// let game: TicTacToe = "XO-XOO-XX".parse().unwrap();
     /// assert_eq!(game.position_number(), 17879);
     /// ```
@@ -410,9 +410,9 @@ position_type!(
 );
 
 position_type!(
-    /// An SOS position (seed 3). Each turn a player places `S` or `O` in an empty cell;
-    /// whoever spells S-O-S along a row, column or diagonal wins at once. A full board with no
-    /// SOS is a tie.
+    /// An SOS position (as in the SOS contract). Each turn a player places `S` or `O` in an empty
+    /// cell; whoever spells S-O-S along a row, column or diagonal wins at once. A full board with
+    /// no SOS is a tie.
     Sos,
     GameKind::Sos
 );

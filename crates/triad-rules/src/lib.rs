@@ -5,10 +5,15 @@
 //! `Copy` values and [`Game::play`] returns the next position or a typed [`MoveError`] with
 //! a stable numeric code.
 //!
+//! The doc comments name the designs Triad was first built against by what they are (the Sui
+//! contract, the Shoehive tutorial, the SOS contract, the A2A protocol, the HTML5 canvas
+//! game); `docs/origins.md` in the repository says what each was.
+//!
 //! ```
 //! use triad_rules::{AnyGame, CellSet, GameKind, Mark, Outcome, Player};
 //!
-//! // Seed 3's figure 1(b): the player to move places S in square 7 (cell 6) and wins.
+//! // The SOS contract's worked example: from `O-SOOS--S`, the player to move places S in
+//! // square 7 (cell 6) and wins.
 //! let game = AnyGame::parse(GameKind::Sos, "O-SOOS--S").unwrap();
 //! let (game, _) = game.play_as(game.turn(), 6, Mark::S).unwrap();
 //! assert_eq!(

@@ -1,4 +1,5 @@
-//! Cells 0-8 row-major, seed 3's squares 1-9, cell sets, the eight lines, marks and players.
+//! Cells 0-8 row-major, the SOS contract's squares 1-9, cell sets, the eight lines, marks and
+//! players.
 
 mod common;
 
@@ -34,7 +35,7 @@ fn cells_are_numbered_row_major_from_the_top_left() {
 }
 
 #[test]
-fn seed3_squares_1_to_9_are_cells_0_to_8() {
+fn the_sos_contracts_squares_1_to_9_are_cells_0_to_8() {
     for square in 0..=u8::MAX {
         let cell = Cell::from_square(square);
         if (1..=9).contains(&square) {

@@ -58,10 +58,10 @@ fn codes_names_and_messages_are_stable() {
     }
 }
 
-/// Seed 1's abort codes keep their meaning: 0 game ended, 1 invalid position, 2 not your
+/// The Sui contract's abort codes keep their meaning: 0 game ended, 1 invalid position, 2 not your
 /// turn, 3 cell occupied.
 #[test]
-fn codes_0_to_3_mean_what_they_mean_in_seed_1() {
+fn codes_0_to_3_mean_what_they_mean_in_the_sui_contract() {
     let x_won: TicTacToe = "XXXOO----".parse().unwrap();
     let fresh = TicTacToe::default();
     let x_played: TicTacToe = "X--------".parse().unwrap();

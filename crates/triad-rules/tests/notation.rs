@@ -1,4 +1,5 @@
-//! The two notations: seed 3's 9-character state string and seed 5's position number.
+//! The two notations: the SOS contract's 9-character state string and the HTML5 canvas game's
+//! position number.
 
 mod common;
 
@@ -123,15 +124,16 @@ fn numbers_from_19683_up_are_refused_as_out_of_range() {
 }
 
 #[test]
-fn seed5_example_board_is_position_17879() {
-    // Seed 5: "x O . / x O O / . x x" is the ternary number 220112012 (cell 8 first).
+fn the_move_tables_example_board_is_position_17879() {
+    // The HTML5 canvas game's example: "x O . / x O O / . x x" is the ternary number 220112012
+    // (cell 8 first).
     assert_eq!(u32::from_str_radix("220112012", 3), Ok(17_879));
     let game: TicTacToe = "XO-XOO-XX".parse().unwrap();
     assert_eq!(game.position_number(), 17_879);
     assert_eq!(TicTacToe::from_position_number(17_879), Ok(game));
-    // Seed 5 writes the board with lower-case x and dots; the parser accepts both.
+    // That game writes the board with lower-case x and dots; the parser accepts both.
     assert_eq!("xO.xOO.xx".parse::<TicTacToe>(), Ok(game));
-    // Seed 5's recommended reply, cell 6, blocks the column; the position goes on.
+    // The HTML5 canvas game's recommended reply, cell 6, blocks the column; the position goes on.
     let blocked = game
         .play(triad_rules::Move::new(Cell::new(6).unwrap(), Mark::O))
         .unwrap();
@@ -155,7 +157,7 @@ fn position_number_digits_are_empty_0_o_1_x_or_s_2_least_significant_first() {
 }
 
 #[test]
-fn seed3_figure_1b_state_string_reads_square_by_square() {
+fn the_sos_contracts_example_state_string_reads_square_by_square() {
     let game: Sos = "O-SOOS--S".parse().unwrap();
     assert_eq!(game.outcome(), None);
     let at = |square| game.board().get(Cell::from_square(square).unwrap());

@@ -1,4 +1,4 @@
-//! SOS's rules (seed 3), one test per rule, with concrete games.
+//! SOS's rules (as in the SOS contract), one test per rule, with concrete games.
 
 mod common;
 
@@ -129,10 +129,10 @@ fn second_player_can_win_and_the_winner_is_whoever_moved() {
     );
 }
 
-/// Seed 3's figures 1(b) and 1(c): from `O-SOOS--S`, the current player places S in square 7
-/// and wins with the diagonal 3-5-7.
+/// The SOS contract's figures 1(b) and 1(c): from `O-SOOS--S`, the current player places S in
+/// square 7 and wins with the diagonal 3-5-7.
 #[test]
-fn seed3_figure_1b_s_in_square_7_wins_with_the_diagonal() {
+fn the_sos_contracts_example_s_in_square_7_wins_with_the_diagonal() {
     let game: Sos = "O-SOOS--S".parse().unwrap();
     assert_eq!(game.turn(), Player::First);
     let square_7 = Cell::from_square(7).unwrap();

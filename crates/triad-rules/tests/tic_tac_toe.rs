@@ -136,8 +136,8 @@ fn full_board_without_a_line_is_a_draw() {
     assert_eq!("XXOOOXXOX".parse::<TicTacToe>(), Ok(game));
 }
 
-/// Regression for seed 5, whose page announced a full board as a draw even when the ninth
-/// mark completed a line.
+/// Regression for the HTML5 canvas game, whose page announced a full board as a draw even when the
+/// ninth mark completed a line.
 #[test]
 fn ninth_mark_completing_a_line_wins_rather_than_draws() {
     let seq = [

@@ -92,13 +92,13 @@ settings! {
     /// stakes refunded) by itself once the move timeout has passed [default: false].
     automatic_timeouts: bool = false, env "TRIAD_AUTOMATIC_TIMEOUTS";
     /// Winner's share of the pot, in basis points [default: 9000, seed 3's 1.8 of 2].
-    win_bps_of_pot: u32 = PayoutRules::SEED3.win_bps_of_pot, env "TRIAD_WIN_BPS_OF_POT";
+    win_bps_of_pot: u32 = PayoutRules::STANDARD.win_bps_of_pot, env "TRIAD_WIN_BPS_OF_POT";
     /// Each player's refund on a draw, in basis points of the stake [default: 9000].
-    draw_bps_of_stake: u32 = PayoutRules::SEED3.draw_bps_of_stake, env "TRIAD_DRAW_BPS_OF_STAKE";
+    draw_bps_of_stake: u32 = PayoutRules::STANDARD.draw_bps_of_stake, env "TRIAD_DRAW_BPS_OF_STAKE";
     /// Claimer's share of the pot after a timeout, in basis points [default: 9500].
-    timeout_bps_of_pot: u32 = PayoutRules::SEED3.timeout_bps_of_pot, env "TRIAD_TIMEOUT_BPS_OF_POT";
+    timeout_bps_of_pot: u32 = PayoutRules::STANDARD.timeout_bps_of_pot, env "TRIAD_TIMEOUT_BPS_OF_POT";
     /// Refund on a cancelled wait, in basis points of the stake [default: 10000].
-    cancel_bps_of_stake: u32 = PayoutRules::SEED3.cancel_bps_of_stake, env "TRIAD_CANCEL_BPS_OF_STAKE";
+    cancel_bps_of_stake: u32 = PayoutRules::STANDARD.cancel_bps_of_stake, env "TRIAD_CANCEL_BPS_OF_STAKE";
     /// Who starts a rematch: random or alternate [default: random].
     rematch_start: RematchStartArg = RematchStartArg(RematchStart::Random), env "TRIAD_REMATCH_START";
     /// The largest stake, in minor units, as decimal digits up to 2^128-1

@@ -401,7 +401,7 @@ async fn a_match_shows_board_players_marks_turn_seq_deadline_outcome_cells_and_s
     assert_eq!(m["moves"], json!([]));
     assert_eq!(
         m["deadline"],
-        // The first instant past the timeout ("more than" it, seed 3).
+        // The first instant past the timeout ("more than" it, as the SOS contract says).
         json!({ "at_ms": now + MOVE_TIMEOUT_MS + 1, "kind": "abort" })
     );
     assert_eq!(m["outcome"], Value::Null);
@@ -442,7 +442,7 @@ async fn a_match_shows_board_players_marks_turn_seq_deadline_outcome_cells_and_s
     assert_eq!(m["outcome"]["winner_address"], alice.address.as_str());
     assert_eq!(m["outcome"]["cells"], json!([0, 1, 2]));
 
-    // Seed 3's getGameState().
+    // The SOS contract's getGameState().
     let r = server.get(&format!("/api/matches/{id}/state")).send().await;
     assert_eq!(r.expect(200), &json!({ "state": "XXXOO----" }));
     server
@@ -622,7 +622,7 @@ async fn the_last_mover_claims_the_win_once_the_opponent_runs_out_of_time() {
     r.expect_error(409, 110, "deadline_not_reached");
     assert_eq!(r.retry_after(), Some(2));
 
-    // Seed 3's "more than" the timeout: refused at exactly it, taken 1 ms later.
+    // The SOS contract's "more than" the timeout: refused at exactly it, taken 1 ms later.
     server.advance(1_000).await;
     let r = server.post(&claim).auth(&alice).send().await;
     r.expect_error(409, 110, "deadline_not_reached");

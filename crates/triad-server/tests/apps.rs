@@ -1,7 +1,7 @@
-//! The agents' relay and referee (seed 4's app messages), and A2A for the computer: the
-//! seed's example game message for message, every refusal with its stable code, resends,
-//! signatures, the long-poll inbox, games recorded through the engine, and fault injection
-//! against the relay.
+//! The agents' relay and referee (the A2A tic-tac-toe protocol's app messages), and A2A for
+//! the computer: the protocol's example game message for message, every refusal with its stable
+//! code, resends, signatures, the long-poll inbox, games recorded through the engine, and fault
+//! injection against the relay.
 
 mod common;
 
@@ -14,10 +14,8 @@ use serde_json::{Value, json};
 use triad_protocol::{App, Ending, Game, Message, ProtocolError, Side, Step, envelope};
 use triad_server::api::error::{Api, ApiError};
 
-const SEED: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/seeds/4-a2a-tic-tac-toe-app.md"
-);
+/// The A2A tic-tac-toe protocol's example game (see `testdata/README.md`).
+const SPEC: &str = include_str!("../../../testdata/a2a-tic-tac-toe.md");
 
 async fn send(
     server: &Server,
@@ -86,9 +84,9 @@ async fn stats(server: &Server, user: &User) -> (u64, u64, u64) {
     )
 }
 
-/// The seed's example: `(sender, action, payload)` for each `reef apps send`.
-fn seed_example() -> Vec<(String, String, String)> {
-    let text = std::fs::read_to_string(SEED).expect("seed 4 in ../shared");
+/// The protocol's example game: `(sender, action, payload)` for each `reef apps send`.
+fn spec_example() -> Vec<(String, String, String)> {
+    let text = SPEC;
     let example = &text[text.find("## Example Game").unwrap()..];
     example
         .lines()
@@ -114,10 +112,10 @@ fn board_text(board: &Value) -> String {
 }
 
 #[tokio::test]
-async fn the_seeds_example_game_is_relayed_message_for_message_and_recorded() {
+async fn the_protocols_example_game_is_relayed_message_for_message_and_recorded() {
     let server = Server::start().await;
     let (alice, bob) = (server.user().await, server.user().await);
-    let script = seed_example();
+    let script = spec_example();
     assert_eq!(script.len(), 8);
     let mut cursors = [0u64, 0u64];
     let mut match_id = 0;
@@ -148,7 +146,7 @@ async fn the_seeds_example_game_is_relayed_message_for_message_and_recorded() {
         );
         assert_eq!(m["payload"], payload);
         assert_eq!(m["matchId"].as_u64(), Some(match_id));
-        // Byte for byte, in the seed's field order.
+        // Byte for byte, in the specification's field order.
         let raw = server
             .get(&format!("/api/apps/inbox?after={}", cursors[reader]))
             .auth(reader_user)

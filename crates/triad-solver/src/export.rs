@@ -1,4 +1,4 @@
-//! Exports of a solved table: seed 5's `moves.js` and one JSON object per line.
+//! Exports of a solved table: the HTML5 canvas game's `moves.js` and one JSON object per line.
 //!
 //! Everything here is pure: functions return a `String` or write to a writer passed in.
 
@@ -32,15 +32,15 @@ impl fmt::Display for UnsupportedGame {
 
 impl std::error::Error for UnsupportedGame {}
 
-/// Seed 5's `moves.js`: a JavaScript function returning, for every reachable tic-tac-toe
-/// position where the game goes on and O is to move, the cell O should take.
+/// The HTML5 canvas game's `moves.js`: a JavaScript function returning, for every reachable
+/// tic-tac-toe position where the game goes on and O is to move, the cell O should take.
 ///
 /// Keys are [position numbers](triad_rules::Game::position_number) (empty 0, O 1, X 2,
 /// cell `i` weighing 3^i) in increasing order; values are the table's
-/// [`best_move`](Table::best_move) cells, 0-8. The text has seed 5's exact shape,
+/// [`best_move`](Table::best_move) cells, 0-8. The text has the HTML5 canvas game's exact shape,
 /// `function getMoves() { return {2:4,6:0,...,19570:0,};}`, with a comma after every entry
-/// and no final newline. Unlike seed 5's file it lists no ended games (seed 5 also emits a
-/// meaningless move 0 for each of the 642 ended positions with O to move).
+/// and no final newline. Unlike the HTML5 canvas game's file it lists no ended games (the game's
+/// generator also emits a meaningless move 0 for each of the 642 ended positions with O to move).
 ///
 /// # Errors
 /// [`UnsupportedGame`] for an SOS table: the format is tic-tac-toe's.
@@ -138,10 +138,10 @@ impl fmt::Display for MovesJsError {
 
 impl std::error::Error for MovesJsError {}
 
-/// Reads a table in seed 5's `moves.js` format (as written by [`moves_js`] or by seed 5's
-/// `TicTacToeGamePlan`) into a map from position number to cell. The final comma is
-/// optional and trailing white space is ignored; anything else out of shape is refused
-/// with the reason. Positions are not checked against the rules: seed 5's file lists ended
+/// Reads a table in the HTML5 canvas game's `moves.js` format (as written by [`moves_js`] or by
+/// that game's generator, `TicTacToeGamePlan`) into a map from position number to cell. The final
+/// comma is optional and trailing white space is ignored; anything else out of shape is refused
+/// with the reason. Positions are not checked against the rules: the game's own file lists ended
 /// games too.
 ///
 /// # Errors

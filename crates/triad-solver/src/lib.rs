@@ -14,8 +14,9 @@
 //!   [`Table::reachable`] and [`Table::counts`];
 //! - computer players: [`Table::choose`] at a [`Strength`], with randomness only from the
 //!   RNG the caller passes in;
-//! - exports: seed 5's [`moves_js`] table (and its reader [`parse_moves_js`]) and a JSON
-//!   Lines dump, [`write_jsonl`].
+//! - exports: the HTML5 canvas game's [`moves_js`] table (and its reader [`parse_moves_js`])
+//!   and a JSON Lines dump, [`write_jsonl`]. `docs/origins.md` in the repository describes
+//!   that game.
 //!
 //! The crate is pure: no I/O beyond the writers passed in, no clock, no global randomness.
 //!

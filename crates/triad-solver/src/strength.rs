@@ -34,7 +34,7 @@ pub enum Strength {
     /// [`Perfect`](Strength::Perfect). It never plays a losing move while a non-losing one
     /// exists, so it never throws away a drawn position.
     Casual,
-    /// A uniformly random legal move, like seed 5's `RandomPlayer`.
+    /// A uniformly random legal move, like the HTML5 canvas game's `RandomPlayer`.
     Random,
 }
 

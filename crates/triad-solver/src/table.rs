@@ -266,7 +266,7 @@ impl Table {
     /// use triad_rules::{AnyGame, GameKind};
     /// use triad_solver::{table, Value, Verdict};
     ///
-    /// // Seed 3's figure 1(b): S in square 7 (cell 6) wins at once.
+    /// // The SOS contract's worked example, `O-SOOS--S`: S in square 7 (cell 6) wins at once.
     /// let game = AnyGame::parse(GameKind::Sos, "O-SOOS--S").unwrap();
     /// let analysis = table(GameKind::Sos).analyze(&game);
     /// assert_eq!(analysis.len(), 6); // three empty cells, S or O in each

@@ -209,9 +209,9 @@ fn known_positions() {
     assert_eq!(at(sos, "---------"), Value::new(Verdict::Draw, 9));
     // X in a corner, O on an adjacent edge: X forces a win, in three more X marks.
     assert_eq!(at(ttt, "XO-------"), Value::new(Verdict::Win, 5));
-    // Seed 5's example: O must block in cell 6, which draws.
+    // The HTML5 canvas game's example: O must block in cell 6, which draws.
     assert_eq!(at(ttt, "XO-XOO-XX"), Value::new(Verdict::Draw, 2));
-    // Seed 3's figure 1(b): S in square 7 wins at once.
+    // The SOS contract's figure 1(b): S in square 7 wins at once.
     assert_eq!(at(sos, "O-SOOS--S"), Value::new(Verdict::Win, 1));
 }
 

@@ -1,6 +1,6 @@
 //! Agents end to end: real `triad agent` processes playing through a real `triad serve`,
-//! seed 4's example game sent with `triad apps send` and read with `triad apps inbox`, and
-//! the agents' inbox on the WebSocket.
+//! the A2A tic-tac-toe protocol's example game sent with `triad apps send` and read with `triad
+//! apps inbox`, and the agents' inbox on the WebSocket.
 
 mod support;
 
@@ -271,20 +271,17 @@ fn run(cmd: &mut Command) -> (bool, String, String) {
     )
 }
 
-/// Seed 4's example with `triad` in place of `reef`, as the README shows it.
+/// The A2A tic-tac-toe protocol's example game (see `testdata/README.md`) with `triad` in
+/// place of `reef`, as the README shows it.
 #[tokio::test]
-async fn seed_4s_example_game_with_triad_apps_send_and_inbox() {
+async fn the_a2a_example_game_with_triad_apps_send_and_inbox() {
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(dir.path(), "", &[]).await;
     let (alice_key, alice) = save_key(dir.path(), "alice");
     let (bob_key, bob) = save_key(dir.path(), "bob");
     let (alice, bob) = (alice.address_string(), bob.address_string());
-    let seed = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/seeds/4-a2a-tic-tac-toe-app.md"
-    ))
-    .unwrap();
-    let example = &seed[seed.find("## Example Game").unwrap()..];
+    let spec = include_str!("../../../testdata/a2a-tic-tac-toe.md");
+    let example = &spec[spec.find("## Example Game").unwrap()..];
     let mut sent = 0;
     for line in example.lines().filter(|l| l.contains("reef apps send ")) {
         let (who, command) = line.split_once('→').unwrap();
@@ -376,9 +373,9 @@ async fn seed_4s_example_game_with_triad_apps_send_and_inbox() {
     assert_eq!(actions, ["propose", "move", "move", "move", "result"]);
     let (ok, _, err) = run(triad(&server, &bob_key).args(["apps", "inbox"]));
     assert!(ok && err.contains("no new messages"), "{err}");
-    // The manifest is seed 4's front matter.
+    // The manifest is the specification's front matter.
     let (ok, out, _) = run(triad(&server, &bob_key).args(["apps", "manifest"]));
-    assert!(ok && seed.starts_with(&out), "{out}");
+    assert!(ok && spec.starts_with(&out), "{out}");
 }
 
 /// `triad apps inbox` for someone with nothing new says so on stderr and succeeds.
@@ -463,8 +460,8 @@ async fn the_websocket_topic_apps_streams_the_inbox_from_a_cursor() {
 }
 
 /// An opponent that goes silent loses on the referee's clock (the server's move timeout):
-/// the agent claims the win (seed 3's `ur2slow`) instead of calling the game off, and its
-/// game line is the referee's record.
+/// the agent claims the win (the on-chain SOS contract's `ur2slow`) instead of calling the game
+/// off, and its game line is the referee's record.
 #[tokio::test]
 async fn an_agent_whose_opponent_goes_silent_claims_the_win_by_timeout() {
     silent_opponent(&[]).await;

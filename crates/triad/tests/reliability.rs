@@ -314,8 +314,8 @@ impl Books {
         }
     }
 
-    /// The payout rules (seed 3): 90 % of the pot to a winner, 95 % on a timeout, 90 % of
-    /// each stake back on a draw, everything back on an abort; the rest to the reserve.
+    /// The payout rules (the SOS contract's): 90 % of the pot to a winner, 95 % on a timeout, 90 %
+    /// of each stake back on a draw, everything back on an abort; the rest to the reserve.
     fn settle(&mut self, g: &Game, end: End) {
         let (s, pot) = (g.stake, 2 * g.stake);
         let i = |v: u64| i64::try_from(v).unwrap();

@@ -669,7 +669,8 @@ async fn the_dev_clock_resumes_where_the_log_left_off() {
     let before = api.advance(3_600_000).await;
     let id = api.queue_pair(&alice, &bob, "sos", E).await;
     let deadline = api.match_(id).await["deadline"]["at_ms"].as_u64().unwrap();
-    // The deadline is the first millisecond past the minute (seed 3's "more than 1 minute").
+    // The deadline is the first millisecond past the minute (the SOS contract's "more than 1
+    // minute").
     assert_eq!(deadline, before + 60_001);
 
     // After a crash, the clock goes on from there, not from the system's time.

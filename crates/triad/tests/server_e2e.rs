@@ -186,7 +186,7 @@ async fn two_players_play_a_challenge_to_a_win_watched_live_by_both() {
 }
 
 #[tokio::test]
-async fn the_staked_queue_pays_seed_3s_amounts() {
+async fn the_staked_queue_pays_the_sos_contracts_amounts() {
     let dir = tempfile::tempdir().unwrap();
     let (server, owner) = server_with_owner(dir.path()).await;
     let api = &server.api;

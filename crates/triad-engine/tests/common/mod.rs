@@ -51,7 +51,7 @@ pub const FRANK: Address = named(b"frank");
 pub const TTT: GameKind = GameKind::TicTacToe;
 pub const SOS: GameKind = GameKind::Sos;
 
-/// Seed 3's defaults, in milliseconds.
+/// The SOS contract's defaults, in milliseconds.
 pub const WAIT_CANCEL_MS: u64 = 120_000;
 pub const MOVE_TIMEOUT_MS: u64 = 60_000;
 pub const CHALLENGE_TTL_MS: u64 = 600_000;
@@ -71,7 +71,7 @@ impl Default for Table {
 }
 
 impl Table {
-    /// Seed 3's defaults, owned by [`OWNER`], at time 0.
+    /// The SOS contract's defaults, owned by [`OWNER`], at time 0.
     pub fn new() -> Table {
         Table::with(|_| {})
     }
@@ -399,7 +399,7 @@ impl Table {
         self.engine.stats(who)
     }
 
-    /// `(wins, games)`, seed 3's `getPlayerStats`.
+    /// `(wins, games)`, the SOS contract's `getPlayerStats`.
     pub fn record(&self, who: Address) -> (u32, u32) {
         let s = self.engine.stats(who);
         (s.wins, s.games)

@@ -214,7 +214,7 @@ pub(crate) fn reachable_sorted(kind: GameKind) -> Vec<(RefBoard, Option<RefEnd>)
     all
 }
 
-/// The digit of a letter in seed 5's position number: empty 0, O 1, X or S 2.
+/// The digit of a letter in the HTML5 canvas game's position number: empty 0, O 1, X or S 2.
 fn digit(letter: u8) -> u32 {
     match letter {
         b'-' => 0,
@@ -224,7 +224,7 @@ fn digit(letter: u8) -> u32 {
     }
 }
 
-/// Seed 5's position number: cell `i` contributes `digit * 3^i`.
+/// The HTML5 canvas game's position number: cell `i` contributes `digit * 3^i`.
 pub(crate) fn number(board: &RefBoard) -> u32 {
     board
         .iter()

@@ -12,7 +12,7 @@ use crate::support::{
     Api, Player, Resp, Server, TTT_TOP_ROW, Ws, kind, new_key, nth, run_to_exit, serve_command,
 };
 
-/// One ether in wei: seed 3's stake.
+/// One ether in wei: the SOS contract's stake.
 const ETHER: u128 = 1_000_000_000_000_000_000;
 
 /// An amount the API wrote, which must be a decimal string.
@@ -136,7 +136,7 @@ fn balance_of(me: &Value) -> u128 {
     exact(&me["balance"])
 }
 
-/// Seed 3's game with the default settings: two players stake one ether each (10^18 wei,
+/// The SOS contract's game with the default settings: two players stake one ether each (10^18 wei,
 /// past 2^53) in the queue, X wins with the top row, and every balance is exact. Every
 /// JSON value the game produced (answers, the stored events, the live and caught-up
 /// WebSocket frames of the match, the inboxes and the lobby) holds its amounts as strings.
@@ -203,7 +203,7 @@ async fn a_one_ether_stake_is_taken_by_default_and_every_amount_is_a_string() {
             break;
         }
     }
-    // Seed 3's payout, exactly: 1.8 ether to the winner, 0.2 to the reserve.
+    // The SOS contract's payout, exactly: 1.8 ether to the winner, 0.2 to the reserve.
     let me_a = get(api, &mut seen, "/api/me", Some(&alice)).await;
     let me_b = get(api, &mut seen, "/api/me", Some(&bob)).await;
     assert_eq!(balance_of(&me_a), 2 * ETHER - ETHER + ETHER / 10 * 18);

@@ -1,7 +1,7 @@
 //! Behind a proxy, sessions, and the exact answers users hit: who a client is behind a
 //! trusted proxy (and only then), the agent card's URL, what a logout or an expiry ends,
 //! the purge of expired sessions, the WebSocket's first-message login, the API's caching
-//! headers, and the status codes, messages and clock boundaries of seed 3's timeouts.
+//! headers, and the status codes, messages and clock boundaries of the SOS contract's timeouts.
 
 use std::time::{Duration, Instant};
 
@@ -359,8 +359,8 @@ async fn each_side_of_a_first_move_gets_its_own_message() {
     assert!(text.contains("your opponent still has time"), "{text}");
 }
 
-/// Seed 3: "more than 1 minute". A claim at exactly 60,000 ms is refused, at 60,001 taken;
-/// a move at exactly 60,000 ms is still in time.
+/// The SOS contract: "more than 1 minute". A claim at exactly 60,000 ms is refused, at 60,001
+/// taken; a move at exactly 60,000 ms is still in time.
 #[tokio::test]
 async fn ur2slow_is_more_than_a_minute_to_the_millisecond() {
     let dir = tempfile::tempdir().unwrap();

@@ -25,7 +25,7 @@ use triad_identity::KeyFile;
 /// The longest any single wait may take before the test fails.
 pub(crate) const WAIT: Duration = Duration::from_secs(20);
 
-/// A stake: one "ether" of seed 3, scaled down.
+/// A stake: one "ether" of the SOS contract, scaled down.
 pub(crate) const E: u64 = 1_000_000;
 
 /// A fresh Ed25519 key. The harness remembers it, so that a server started with its

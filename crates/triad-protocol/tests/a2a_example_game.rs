@@ -1,19 +1,14 @@
-//! Seed 4 itself (`../shared/seeds/4-a2a-tic-tac-toe-app.md`, beside the project): its
-//! manifest, every payload it shows, and its example game replayed message for message.
+//! The A2A tic-tac-toe protocol's own specification (the excerpt in
+//! `testdata/a2a-tic-tac-toe.md`): its manifest, every payload it shows, and its example game
+//! replayed message for message.
 
 use triad_protocol::{App, Ending, Game, Message, Step, board_of, board_string, decode_data};
 use triad_rules::Player;
 
-const SEED: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/seeds/4-a2a-tic-tac-toe-app.md"
-);
+/// The specification's manifest, messages and example game (see `testdata/README.md`).
+const SPEC: &str = include_str!("../../../testdata/a2a-tic-tac-toe.md");
 
-fn seed() -> String {
-    std::fs::read_to_string(SEED).unwrap_or_else(|e| panic!("{SEED} (seed 4, in ../shared): {e}"))
-}
-
-/// One `reef apps send <to> <app> <action> --payload '<json>'` of the seed.
+/// One `reef apps send <to> <app> <action> --payload '<json>'` of the specification.
 #[derive(Debug)]
 struct Send {
     /// Who sends it, in the example game (`Alice`/`Bob`), or empty.
@@ -63,19 +58,18 @@ fn drawn_boards(example: &str) -> Vec<String> {
 }
 
 #[test]
-fn the_manifest_is_the_seeds_front_matter() {
-    let text = seed();
+fn the_manifest_is_the_specifications_front_matter() {
+    let text = SPEC;
     let end = text[4..].find("\n---\n").expect("the front matter closes") + 4 + 5;
     assert_eq!(App::TicTacToe.manifest().front_matter(), &text[..end]);
 }
 
 #[test]
-fn every_payload_in_the_seed_decodes_and_encodes_back_byte_for_byte() {
-    let text = seed();
-    let all = sends(&text);
+fn every_payload_in_the_specification_decodes_and_encodes_back_byte_for_byte() {
+    let all = sends(SPEC);
     assert!(
         all.len() >= 14,
-        "the seed shows at least 14 sends, found {}",
+        "the specification shows at least 14 sends, found {}",
         all.len()
     );
     for send in all {
@@ -90,11 +84,11 @@ fn every_payload_in_the_seed_decodes_and_encodes_back_byte_for_byte() {
 }
 
 /// Alice (X) challenges Bob (O); X wins with the diagonal 0-4-8: every message the two state
-/// machines send is the seed's, byte for byte, and after every move both boards are the
-/// board the seed draws.
+/// machines send is the specification's, byte for byte, and after every move both boards are
+/// the board the specification draws.
 #[test]
 fn the_example_game_replays_message_for_message() {
-    let text = seed();
+    let text = SPEC;
     let example = &text[text.find("## Example Game").expect("the example")..];
     let script = sends(example);
     let boards = drawn_boards(example);
@@ -134,7 +128,7 @@ fn the_example_game_replays_message_for_message() {
         assert_eq!(
             sent[0].payload_json(app),
             send.payload,
-            "{} sends the seed's move",
+            "{} sends the specification's move",
             send.from
         );
         let steps = other.receive(&sent[0]).unwrap();
@@ -177,7 +171,7 @@ fn the_example_game_replays_message_for_message() {
         );
         assert!(game.is_settled());
     }
-    // The seed's example, delivered twice: every repeat is ignored.
+    // The specification's example, delivered twice: every repeat is ignored.
     for send in &script[2..] {
         let again = Message::decode_json(app, &send.action, &send.payload).unwrap();
         let receiver = if send.from == "Alice" {

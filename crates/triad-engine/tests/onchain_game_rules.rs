@@ -1,4 +1,6 @@
-//! Seed 1 (Sui on-chain tic-tac-toe): its rules, kept, and its bugs, fixed.
+//! The rules of the Sui on-chain tic-tac-toe contract, kept, and its bugs, fixed: one active
+//! game per address, the creator plays X and moves first, abort codes 0-3, win detection on
+//! every line, and nobody put into a game without consent.
 
 mod common;
 
@@ -12,7 +14,7 @@ fn line(i: usize) -> [u8; 3] {
 }
 
 #[test]
-fn seed1_single_active_game_per_address() {
+fn single_active_game_per_address() {
     let mut t = Table::new();
     let id = t.challenge_match(ALICE, BOB, TTT, 0);
     assert_eq!(t.active(ALICE), Some(id));
@@ -56,7 +58,7 @@ fn seed1_single_active_game_per_address() {
 }
 
 #[test]
-fn seed1_creator_plays_x_and_moves_first() {
+fn creator_plays_x_and_moves_first() {
     let mut t = Table::new();
     let id = t.challenge_match(ALICE, BOB, TTT, 0);
     assert_eq!(t.m(id).seats, Some([Seat::Human(ALICE), Seat::Human(BOB)]));
@@ -69,7 +71,7 @@ fn seed1_creator_plays_x_and_moves_first() {
 }
 
 #[test]
-fn seed1_abort_code_0_game_already_ended() {
+fn abort_code_0_game_already_ended() {
     let mut t = Table::new();
     let id = t.challenge_match(ALICE, BOB, TTT, 0);
     t.play_ttt(id, &[0, 3, 1, 4, 2]);
@@ -78,7 +80,7 @@ fn seed1_abort_code_0_game_already_ended() {
 }
 
 #[test]
-fn seed1_abort_code_1_position_must_be_0_to_8() {
+fn abort_code_1_position_must_be_0_to_8() {
     let mut t = Table::new();
     let id = t.challenge_match(ALICE, BOB, TTT, 0);
     for cell in [9, 10, 255] {
@@ -88,7 +90,7 @@ fn seed1_abort_code_1_position_must_be_0_to_8() {
 }
 
 #[test]
-fn seed1_abort_code_2_not_your_turn() {
+fn abort_code_2_not_your_turn() {
     let mut t = Table::new();
     let id = t.challenge_match(ALICE, BOB, TTT, 0);
     let mv = t.move_cmd(id, 4, Mark::O);
@@ -96,7 +98,7 @@ fn seed1_abort_code_2_not_your_turn() {
 }
 
 #[test]
-fn seed1_abort_code_3_cell_occupied() {
+fn abort_code_3_cell_occupied() {
     let mut t = Table::new();
     let id = t.challenge_match(ALICE, BOB, TTT, 0);
     t.mv(ALICE, id, 4, Mark::X);
@@ -104,10 +106,10 @@ fn seed1_abort_code_3_cell_occupied() {
     t.expect_err(BOB, mv, 3);
 }
 
-/// Seed 1 asserted the cell was empty before it asserted the turn, telling an out-of-turn
+/// The contract asserted the cell was empty before it asserted the turn, telling an out-of-turn
 /// player that a cell was taken. The turn comes first.
 #[test]
-fn seed1_regression_turn_is_checked_before_occupancy() {
+fn regression_turn_is_checked_before_occupancy() {
     let mut t = Table::new();
     let id = t.challenge_match(ALICE, BOB, TTT, 0);
     t.mv(ALICE, id, 4, Mark::X);
@@ -117,7 +119,7 @@ fn seed1_regression_turn_is_checked_before_occupancy() {
 }
 
 #[test]
-fn seed1_win_detection_every_row_column_and_diagonal_for_x() {
+fn win_detection_every_row_column_and_diagonal_for_x() {
     for i in 0..8 {
         let mut t = Table::new();
         let id = t.challenge_match(ALICE, BOB, TTT, 0);
@@ -134,7 +136,7 @@ fn seed1_win_detection_every_row_column_and_diagonal_for_x() {
 }
 
 #[test]
-fn seed1_win_detection_every_row_column_and_diagonal_for_o() {
+fn win_detection_every_row_column_and_diagonal_for_o() {
     for i in 0..8 {
         let mut t = Table::new();
         let id = t.challenge_match(ALICE, BOB, TTT, 0);
@@ -166,7 +168,7 @@ fn seed1_win_detection_every_row_column_and_diagonal_for_o() {
 }
 
 #[test]
-fn seed1_win_sets_winner_ends_the_game_and_frees_both_players() {
+fn win_sets_winner_ends_the_game_and_frees_both_players() {
     let mut t = Table::new();
     let id = t.challenge_match(ALICE, BOB, TTT, 0);
     t.play_ttt(id, &[0, 3, 1, 4, 2]);
@@ -185,10 +187,10 @@ fn seed1_win_sets_winner_ends_the_game_and_frees_both_players() {
     assert_ne!(again, id);
 }
 
-/// Seed 1 removed the players from its registry only on a win, so after a draw both were
+/// The contract removed the players from its registry only on a win, so after a draw both were
 /// locked out for good. Every ending frees them; a draw most of all.
 #[test]
-fn seed1_regression_draw_frees_both_players() {
+fn regression_draw_frees_both_players() {
     let mut t = Table::new();
     let id = t.challenge_match(ALICE, BOB, TTT, 0);
     let r = t.play_ttt(id, &[0, 1, 2, 4, 3, 5, 7, 6, 8]);
@@ -200,11 +202,11 @@ fn seed1_regression_draw_frees_both_players() {
     t.challenge_match(ALICE, BOB, TTT, 0);
 }
 
-/// Seed 1's `create_board(player_with)` put the opponent into a game, and into the
+/// The contract's `create_board(player_with)` put the opponent into a game, and into the
 /// registry, without asking. A challenge locks only the challenger; the opponent is free
 /// until they accept.
 #[test]
-fn seed1_regression_nobody_is_put_in_a_game_without_consent() {
+fn regression_nobody_is_put_in_a_game_without_consent() {
     let mut t = Table::new();
     t.fund(BOB, ETHER);
     let id = t.challenge(ALICE, BOB, TTT, 0, StartChoice::Challenger);
@@ -237,7 +239,7 @@ fn seed1_regression_nobody_is_put_in_a_game_without_consent() {
 }
 
 #[test]
-fn seed1_regression_anyone_challenging_b_does_not_block_b() {
+fn regression_anyone_challenging_b_does_not_block_b() {
     let mut t = Table::new();
     let from_alice = t.challenge(ALICE, BOB, TTT, 0, StartChoice::Challenger);
     let from_carol = t.challenge(CAROL, BOB, SOS, 0, StartChoice::Opponent);
@@ -298,10 +300,10 @@ fn seed1_regression_anyone_challenging_b_does_not_block_b() {
     }
 }
 
-/// Seed 1 could not create a game against a busy player; here the challenge may be sent
+/// The contract could not create a game against a busy player; here the challenge may be sent
 /// (it does not touch the opponent), and is accepted once they are free.
 #[test]
-fn seed1_challenging_a_busy_player_waits_for_their_consent() {
+fn challenging_a_busy_player_waits_for_their_consent() {
     let mut t = Table::new();
     let busy = t.challenge_match(BOB, CAROL, TTT, 0);
     let id = t.challenge(ALICE, BOB, TTT, 0, StartChoice::Challenger);
@@ -325,7 +327,7 @@ fn seed1_challenging_a_busy_player_waits_for_their_consent() {
 }
 
 #[test]
-fn seed1_board_cells_zero_to_eight_left_to_right_top_to_bottom() {
+fn board_cells_zero_to_eight_left_to_right_top_to_bottom() {
     let mut t = Table::new();
     let id = t.challenge_match(ALICE, BOB, TTT, 0);
     t.play_ttt(id, &[0, 8, 2]);

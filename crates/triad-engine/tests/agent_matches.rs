@@ -1,8 +1,8 @@
-//! Seed 4 (agent-to-agent tic-tac-toe) as engine matches: the server relays agents' games
-//! as free challenges, so `propose` is a challenge with stake 0, `accept` accepts it, each
-//! `move` is a move with the same `seq`, and `result {"outcome":"abort"}` is
-//! [`Command::Abort`]. The engine referees; the ending and the hall of fame follow from
-//! the moves, not from what an agent declares.
+//! Games of the A2A tic-tac-toe protocol that Triad's agents speak, as engine matches: the server
+//! relays agents' games as free challenges, so `propose` is a challenge with stake 0, `accept`
+//! accepts it, each `move` is a move with the same `seq`, and `result {"outcome":"abort"}` is
+//! [`Command::Abort`]. The engine referees; the ending and the hall of fame follow from the moves,
+//! not from what an agent declares.
 
 mod common;
 
@@ -10,9 +10,9 @@ use common::*;
 use triad_engine::{Command, EndReason, Level, StartChoice};
 use triad_rules::{Mark, Player};
 
-/// Seed 4's example game: Alice (X) challenges Bob (O); X wins with the diagonal 0-4-8.
+/// The protocol's example game: Alice (X) challenges Bob (O); X wins with the diagonal 0-4-8.
 #[test]
-fn seed_4_example_game_is_refereed_and_recorded() {
+fn the_a2a_example_game_is_refereed_and_recorded() {
     let mut t = Table::new();
     let id = t.challenge(ALICE, BOB, TTT, 0, StartChoice::Challenger);
     t.ok(

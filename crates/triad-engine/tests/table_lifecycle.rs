@@ -1,5 +1,5 @@
-//! Seed 2 (Shoehive game logic): table states, move validation, win/draw detection with
-//! winning cells, the current player, reset (rematch) and forfeit.
+//! A match as the Shoehive tic-tac-toe tutorial's table: table states, move validation, win/draw
+//! detection with winning cells, the current player, reset (rematch) and forfeit.
 
 mod common;
 
@@ -8,7 +8,7 @@ use triad_engine::{Command, EndReason, Origin, Phase, RematchStart, Seat};
 use triad_rules::{Mark, Player};
 
 #[test]
-fn seed2_setup_table_waits_for_players_with_an_empty_board() {
+fn setup_table_waits_for_players_with_an_empty_board() {
     let mut t = Table::new();
     let id = t.join(ALICE, TTT, 0);
     let m = t.m(id);
@@ -21,7 +21,7 @@ fn seed2_setup_table_waits_for_players_with_an_empty_board() {
 }
 
 #[test]
-fn seed2_lifecycle_waiting_ready_in_progress_finished_with_reason() {
+fn lifecycle_waiting_ready_in_progress_finished_with_reason() {
     let mut t = Table::new();
     let id = t.join(ALICE, TTT, 0);
     assert_eq!(t.phase(id), Phase::Waiting);
@@ -41,7 +41,7 @@ fn seed2_lifecycle_waiting_ready_in_progress_finished_with_reason() {
 }
 
 #[test]
-fn seed2_a_move_is_valid_only_while_the_game_is_in_progress() {
+fn a_move_is_valid_only_while_the_game_is_in_progress() {
     let mut t = Table::new();
     let id = t.join(ALICE, TTT, 0);
     let first = t.move_cmd(id, 0, Mark::X);
@@ -54,7 +54,7 @@ fn seed2_a_move_is_valid_only_while_the_game_is_in_progress() {
 }
 
 #[test]
-fn seed2_coordinates_must_be_on_the_board() {
+fn coordinates_must_be_on_the_board() {
     let mut t = Table::new();
     let id = t.queue_match(ALICE, BOB, TTT, 0);
     let off = t.move_cmd(id, 9, Mark::X);
@@ -62,7 +62,7 @@ fn seed2_coordinates_must_be_on_the_board() {
 }
 
 #[test]
-fn seed2_the_cell_must_be_empty() {
+fn the_cell_must_be_empty() {
     let mut t = Table::new();
     let id = t.queue_match(ALICE, BOB, TTT, 0);
     t.play_ttt(id, &[0]);
@@ -70,11 +70,11 @@ fn seed2_the_cell_must_be_empty() {
     t.expect_err(BOB, taken, 3);
 }
 
-/// Seed 2's `makeMove(table, playerId, …)` ignored `playerId` and placed the current
+/// The tutorial's `makeMove(table, playerId, …)` ignored `playerId` and placed the current
 /// player's symbol, and `isValidMove` never checked the turn: anyone could move for the
 /// player to move. Here only the player to move moves, with their own mark.
 #[test]
-fn seed2_regression_only_the_current_player_moves_and_only_with_their_mark() {
+fn regression_only_the_current_player_moves_and_only_with_their_mark() {
     let mut t = Table::new();
     let id = t.queue_match(ALICE, BOB, TTT, 0);
     // Bob may not move for Alice (with her mark or his).
@@ -94,7 +94,7 @@ fn seed2_regression_only_the_current_player_moves_and_only_with_their_mark() {
 }
 
 #[test]
-fn seed2_players_alternate_and_the_move_count_grows() {
+fn players_alternate_and_the_move_count_grows() {
     let mut t = Table::new();
     let id = t.queue_match(ALICE, BOB, TTT, 0);
     for (i, cell) in [4u8, 0, 8].into_iter().enumerate() {
@@ -120,7 +120,7 @@ fn seed2_players_alternate_and_the_move_count_grows() {
 }
 
 #[test]
-fn seed2_win_reports_the_winner_and_the_winning_cells() {
+fn win_reports_the_winner_and_the_winning_cells() {
     let mut t = Table::new();
     let id = t.queue_match(ALICE, BOB, TTT, 0);
     // X: 0, 1, 8; O: 3, 4, 5 -- O completes the middle row.
@@ -135,7 +135,7 @@ fn seed2_win_reports_the_winner_and_the_winning_cells() {
 }
 
 #[test]
-fn seed2_draw_when_the_board_fills_without_a_line() {
+fn draw_when_the_board_fills_without_a_line() {
     let mut t = Table::new();
     let id = t.queue_match(ALICE, BOB, TTT, 0);
     let r = t.play_ttt(id, &[0, 1, 2, 4, 3, 5, 7, 6, 8]);
@@ -146,10 +146,10 @@ fn seed2_draw_when_the_board_fills_without_a_line() {
     assert_eq!(t.m(id).seq(), 9);
 }
 
-/// Seed 2 checks the lines before `moveCount >= 9`: a line made by the ninth mark is a
+/// The tutorial checks the lines before `moveCount >= 9`: a line made by the ninth mark is a
 /// win, not a draw. Kept, for both games.
 #[test]
-fn seed2_ninth_mark_win_is_a_win_not_a_draw() {
+fn ninth_mark_win_is_a_win_not_a_draw() {
     let mut t = Table::new();
     let id = t.queue_match(ALICE, BOB, TTT, 0);
     let r = t.play_ttt(id, &[0, 1, 2, 4, 3, 5, 7, 8, 6]);
@@ -173,7 +173,7 @@ fn seed2_ninth_mark_win_is_a_win_not_a_draw() {
 }
 
 #[test]
-fn seed2_one_move_completing_two_lines_reports_every_winning_cell() {
+fn one_move_completing_two_lines_reports_every_winning_cell() {
     let mut t = Table::new();
     let id = t.queue_match(ALICE, BOB, TTT, 0);
     let r = t.play_ttt(id, &[1, 4, 2, 5, 3, 8, 6, 7, 0]);
@@ -182,10 +182,10 @@ fn seed2_one_move_completing_two_lines_reports_every_winning_cell() {
     assert_eq!(won, cells(&[0, 1, 2, 3, 6]), "row 0 and column 0");
 }
 
-/// Seed 2's `resetGame` starts a new round with a random first player: a rematch, whose
+/// The tutorial's `resetGame` starts a new round with a random first player: a rematch, whose
 /// starter comes from the seeded generator (so a replay reproduces it).
 #[test]
-fn seed2_reset_is_a_rematch_with_a_seeded_random_starter() {
+fn reset_is_a_rematch_with_a_seeded_random_starter() {
     let mut firsts = Vec::new();
     for seed in 0..16 {
         let mut t = Table::with(|c| {
@@ -210,7 +210,7 @@ fn seed2_reset_is_a_rematch_with_a_seeded_random_starter() {
 }
 
 #[test]
-fn seed2_forfeit_the_opponent_wins() {
+fn forfeit_the_opponent_wins() {
     let mut t = Table::new();
     let id = t.queue_match(ALICE, BOB, TTT, 0);
     t.play_ttt(id, &[4]);

@@ -1,21 +1,17 @@
-//! Interop with seed 5's real move table (`shared/oracles/moves.js`, beside the project):
-//! its keys are position numbers in seed 5's encoding, which the crate must read the same way.
+//! Interop with the move table of the HTML5 canvas tic-tac-toe game (`testdata/moves.js`):
+//! its keys are position numbers in that game's encoding, which the crate must read the same
+//! way.
 
 use std::collections::BTreeSet;
 
 use triad_rules::{Game, Mark, Player, TicTacToe};
 
-/// Where every Triad checkout and CI run has the shared directory: `../shared` from the
-/// workspace root.
-const MOVES_JS: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/oracles/moves.js"
-);
+/// The move table, byte for byte as the game ships it (see `testdata/README.md`).
+const MOVES_JS: &str = include_str!("../../../testdata/moves.js");
 
 /// The `position:cell` pairs of `function getMoves() { return {2:4,6:0,...};}`.
 fn moves_table() -> Vec<(u32, u8)> {
-    let text = std::fs::read_to_string(MOVES_JS)
-        .unwrap_or_else(|e| panic!("{MOVES_JS} (seed 5's oracle, in ../shared): {e}"));
+    let text = MOVES_JS;
     let start = text.find("return {").expect("getMoves returns an object") + "return {".len();
     let end = text[start..].find('}').expect("the object closes") + start;
     text[start..end]
@@ -28,10 +24,10 @@ fn moves_table() -> Vec<(u32, u8)> {
         .collect()
 }
 
-/// Seed 5's table has a key for exactly every reachable tic-tac-toe position with an odd
+/// The table has a key for exactly every reachable tic-tac-toe position with an odd
 /// number of marks ("nought's turn" by count, finished games included).
 #[test]
-fn seed5_table_keys_are_exactly_the_positions_with_an_odd_number_of_marks() {
+fn table_keys_are_exactly_the_positions_with_an_odd_number_of_marks() {
     let table = moves_table();
     assert_eq!(table.len(), 2739);
     let keys: BTreeSet<u32> = table.iter().map(|&(k, _)| k).collect();
@@ -42,10 +38,10 @@ fn seed5_table_keys_are_exactly_the_positions_with_an_odd_number_of_marks() {
     assert_eq!(keys, odd);
 }
 
-/// In every unfinished position of the table, seed 5's recommended cell is a legal move
+/// In every unfinished position of the table, the recommended cell is a legal move
 /// for O.
 #[test]
-fn seed5_recommended_moves_are_legal_o_moves() {
+fn recommended_moves_are_legal_o_moves() {
     let mut unfinished = 0;
     for (key, cell) in moves_table() {
         let game = TicTacToe::from_position_number(key).unwrap();

@@ -1,24 +1,17 @@
-//! Seed 5's real move table (`../shared/oracles/moves.js`) against Triad's solver and its
-//! `moves_js` export.
+//! The move table of the HTML5 canvas tic-tac-toe game (`testdata/moves.js`), the oracle
+//! Triad's solver was first checked against, against the solver and its `moves_js` export.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use triad_rules::{AnyGame, Cell, GameKind, Mark, Move, Player};
 use triad_solver::{Verdict, moves_js, parse_moves_js, table};
 
-const ORACLE: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/oracles/moves.js"
-);
+/// The move table, byte for byte as the game ships it (see `testdata/README.md`).
+const ORACLE: &str = include_str!("../../../testdata/moves.js");
 
 fn oracle() -> BTreeMap<u16, Cell> {
-    let text = std::fs::read_to_string(ORACLE).unwrap_or_else(|e| {
-        panic!(
-            "cannot read seed 5's move table at {ORACLE}: {e}. \
-             The tests need the shared/ directory beside the repository root."
-        )
-    });
-    parse_moves_js(&text).unwrap_or_else(|e| panic!("{ORACLE} is not a moves.js table: {e}"))
+    parse_moves_js(ORACLE)
+        .unwrap_or_else(|e| panic!("testdata/moves.js is not a moves.js table: {e}"))
 }
 
 fn position(number: u16) -> AnyGame {
@@ -58,7 +51,7 @@ fn the_oracle_lists_every_ongoing_position_with_o_to_move() {
 
 #[test]
 fn the_oracle_also_lists_every_ended_position_with_o_to_move() {
-    // Seed 5's generator emits a move for every position with O to move, ended or not: a
+    // The table's generator emits a move for every position with O to move, ended or not: a
     // meaningless 0 for the 626 boards X has won and the 16 full draws. Triad's export
     // leaves them out; only the ongoing keys have to match.
     let oracle = oracle();
@@ -95,10 +88,10 @@ fn triads_moves_have_the_oracles_game_values() {
             _ => assert_eq!(theirs, ours, "position {number}, {game}"),
         }
     }
-    // Seed 5 scores only win, draw or loss, so nothing stops its winning moves from winning
-    // later than they could, or its losing moves from losing sooner. In the file as
-    // published every winning move happens to be fastest, but in 59 lost positions O gives
-    // up sooner than it has to; Triad's moves take the fastest win and the slowest loss.
+    // The table's generator scores only win, draw or loss, so nothing stops its winning moves from
+    // winning later than they could, or its losing moves from losing sooner. In the file as
+    // published every winning move happens to be fastest, but in 59 lost positions O gives up
+    // sooner than it has to; Triad's moves take the fastest win and the slowest loss.
     assert_eq!(
         (slower_wins, quicker_losses),
         ORACLE_SLOWER_WINS_AND_QUICKER_LOSSES
@@ -140,7 +133,7 @@ fn shape(text: &str) -> String {
 
 #[test]
 fn triads_export_has_the_oracles_textual_shape() {
-    let text = std::fs::read_to_string(ORACLE).unwrap();
+    let text = ORACLE;
     let js = moves_js(table(GameKind::TicTacToe)).unwrap();
     let expected = |entries: usize| {
         format!(
@@ -148,7 +141,7 @@ fn triads_export_has_the_oracles_textual_shape() {
             "N:N,".repeat(entries)
         )
     };
-    assert_eq!(shape(&text), expected(oracle().len()), "the oracle's shape");
+    assert_eq!(shape(text), expected(oracle().len()), "the oracle's shape");
     assert_eq!(shape(&js), expected(2_097));
     // Both open with the same ongoing positions and moves.
     assert!(text.starts_with("function getMoves() { return {2:4,6:0,17:5,"));

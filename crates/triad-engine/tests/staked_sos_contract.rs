@@ -1,20 +1,21 @@
-//! Seed 3 (CryptoSOS): play(), placeS/placeO, getGameState, fees and payouts in wei,
-//! collectProfit, the three events, cancel and ur2slow, and the hall of fame -- with the
-//! reference solution's bugs fixed.
+//! Staked SOS from the open queue behaves as the on-chain SOS contract (CryptoSOS) specifies
+//! it: play(), placeS/placeO, getGameState, fees and payouts in wei, collectProfit, the three
+//! contract events, cancel and ur2slow, and the hall of fame -- with the bugs of the
+//! contract's reference solution fixed.
 
 mod common;
 
 use common::*;
 use triad_engine::{
-    Account, Address, Command, EndReason, Phase, Seed3Event, Transfer, TransferReason,
+    Account, Address, Command, ContractEvent, EndReason, Phase, Transfer, TransferReason,
 };
 use triad_rules::{Mark, Player};
 
-fn seed3_events(t: &Table) -> Vec<Seed3Event> {
+fn contract_events(t: &Table) -> Vec<ContractEvent> {
     t.engine
         .log_for_tests()
         .iter()
-        .filter_map(|e| t.engine.seed3_event(e))
+        .filter_map(|e| t.engine.contract_event(e))
         .collect()
 }
 
@@ -37,28 +38,28 @@ fn alice_wins(t: &mut Table, id: triad_engine::MatchId) {
 }
 
 #[test]
-fn seed3_play_first_waits_and_the_second_starts_the_game() {
+fn play_first_waits_and_the_second_starts_the_game() {
     let mut t = Table::new();
     let id = t.join(ALICE, SOS, 0);
     assert_eq!(t.phase(id), Phase::Waiting);
     assert_eq!(
-        seed3_events(&t),
-        vec![Seed3Event::StartGame(ALICE, Address::ZERO)]
+        contract_events(&t),
+        vec![ContractEvent::StartGame(ALICE, Address::ZERO)]
     );
     assert_eq!(t.join(BOB, SOS, 0), id);
     assert_eq!(t.phase(id), Phase::Ready);
     assert_eq!(
-        seed3_events(&t),
+        contract_events(&t),
         vec![
-            Seed3Event::StartGame(ALICE, Address::ZERO),
-            Seed3Event::StartGame(ALICE, BOB)
+            ContractEvent::StartGame(ALICE, Address::ZERO),
+            ContractEvent::StartGame(ALICE, BOB)
         ]
     );
     assert_eq!(t.mover(id), ALICE, "the earlier joiner moves first");
 }
 
 #[test]
-fn seed3_a_player_cannot_play_against_themselves() {
+fn a_player_cannot_play_against_themselves() {
     let mut t = Table::new();
     t.fund(ALICE, 2 * ETHER);
     let id = t.join(ALICE, SOS, ETHER);
@@ -77,7 +78,7 @@ fn seed3_a_player_cannot_play_against_themselves() {
 }
 
 #[test]
-fn seed3_play_needs_the_fee_in_the_balance() {
+fn play_needs_the_fee_in_the_balance() {
     let mut t = Table::new();
     t.fund(ALICE, ETHER - 1);
     let err = t.expect_err(
@@ -100,9 +101,10 @@ fn seed3_play_needs_the_fee_in_the_balance() {
     assert_eq!(t.balance(ALICE), 0);
 }
 
-/// Figure 1: from "O-SOOS--S", an S in square 7 spells SOS on the diagonal 3-5-7.
+/// The contract's worked example: from "O-SOOS--S", an S in square 7 spells SOS on the diagonal
+/// 3-5-7.
 #[test]
-fn seed3_figure_1_place_s_and_o_and_get_game_state() {
+fn the_worked_example_place_s_and_o_and_get_game_state() {
     let mut t = Table::new();
     let id = t.queue_match(ALICE, BOB, SOS, 0);
     // Squares 1-9 are cells 0-8.
@@ -124,15 +126,15 @@ fn seed3_figure_1_place_s_and_o_and_get_game_state() {
     let (_, reason, winner, won) = ended(&r).unwrap();
     assert_eq!((reason, winner), (EndReason::Win, Some(Player::First)));
     assert_eq!(won, cells(&[2, 4, 6]), "squares 3, 5 and 7");
-    let last = seed3_events(&t);
+    let last = contract_events(&t);
     assert_eq!(
         &last[last.len() - 2..],
-        &[Seed3Event::Move(7, 1, ALICE), Seed3Event::Win(ALICE)]
+        &[ContractEvent::Move(7, 1, ALICE), ContractEvent::Win(ALICE)]
     );
 }
 
 #[test]
-fn seed3_winner_is_paid_1_8_ether_and_the_reserve_keeps_0_2() {
+fn winner_is_paid_1_8_ether_and_the_reserve_keeps_0_2() {
     let (mut t, id) = staked_sos();
     t.mv(ALICE, id, 0, Mark::S);
     t.mv(BOB, id, 1, Mark::O);
@@ -161,7 +163,7 @@ fn seed3_winner_is_paid_1_8_ether_and_the_reserve_keeps_0_2() {
 }
 
 #[test]
-fn seed3_tie_refunds_0_9_ether_each_and_the_reserve_keeps_0_2() {
+fn tie_refunds_0_9_ether_each_and_the_reserve_keeps_0_2() {
     let (mut t, id) = staked_sos();
     let all_o: Vec<(u8, Mark)> = (0..9).map(|c| (c, Mark::O)).collect();
     let r = t.play(id, &all_o);
@@ -191,15 +193,15 @@ fn seed3_tie_refunds_0_9_ether_each_and_the_reserve_keeps_0_2() {
     t.assert_reserve(200_000_000_000_000_000);
 }
 
-/// The reference solution emitted nothing on a tie; seed 3 asks for `Win(0)`.
+/// The reference solution emitted nothing on a tie; the contract asks for `Win(0)`.
 #[test]
-fn seed3_regression_a_tie_emits_win_with_the_zero_address() {
+fn regression_a_tie_emits_win_with_the_zero_address() {
     let (mut t, id) = staked_sos();
     let all_o: Vec<(u8, Mark)> = (0..9).map(|c| (c, Mark::O)).collect();
     t.play(id, &all_o);
     assert_eq!(
-        seed3_events(&t).last(),
-        Some(&Seed3Event::Win(Address::ZERO))
+        contract_events(&t).last(),
+        Some(&ContractEvent::Win(Address::ZERO))
     );
     // …and nobody is paid at the zero address for it.
     assert_eq!(t.balance(Address::ZERO), 0);
@@ -208,48 +210,48 @@ fn seed3_regression_a_tie_emits_win_with_the_zero_address() {
 /// The reference solution's Move event always said 1 (S). It carries the real mark:
 /// 1 for S, 2 for O, with the square 1-9 and the real mover.
 #[test]
-fn seed3_regression_move_event_carries_the_real_mark() {
+fn regression_move_event_carries_the_real_mark() {
     let (mut t, id) = staked_sos();
     alice_wins(&mut t, id);
-    let moves: Vec<Seed3Event> = seed3_events(&t)
+    let moves: Vec<ContractEvent> = contract_events(&t)
         .into_iter()
-        .filter(|e| matches!(e, Seed3Event::Move(..)))
+        .filter(|e| matches!(e, ContractEvent::Move(..)))
         .collect();
     assert_eq!(
         moves,
         vec![
-            Seed3Event::Move(1, 1, ALICE),
-            Seed3Event::Move(2, 2, BOB),
-            Seed3Event::Move(3, 1, ALICE),
+            ContractEvent::Move(1, 1, ALICE),
+            ContractEvent::Move(2, 2, BOB),
+            ContractEvent::Move(3, 1, ALICE),
         ]
     );
 }
 
 #[test]
-fn seed3_the_three_events_are_derived_exactly() {
+fn the_three_events_are_derived_exactly() {
     let (mut t, id) = staked_sos();
     alice_wins(&mut t, id);
     assert_eq!(
-        seed3_events(&t),
+        contract_events(&t),
         vec![
-            Seed3Event::StartGame(ALICE, Address::ZERO),
-            Seed3Event::StartGame(ALICE, BOB),
-            Seed3Event::Move(1, 1, ALICE),
-            Seed3Event::Move(2, 2, BOB),
-            Seed3Event::Move(3, 1, ALICE),
-            Seed3Event::Win(ALICE),
+            ContractEvent::StartGame(ALICE, Address::ZERO),
+            ContractEvent::StartGame(ALICE, BOB),
+            ContractEvent::Move(1, 1, ALICE),
+            ContractEvent::Move(2, 2, BOB),
+            ContractEvent::Move(3, 1, ALICE),
+            ContractEvent::Win(ALICE),
         ]
     );
-    // Only queue SOS matches are seed 3's: a challenge or tic-tac-toe emits none.
+    // Only queue SOS matches are the contract's: a challenge or tic-tac-toe emits none.
     let other = t.challenge_match(CAROL, DAVE, SOS, 0);
     t.mv(CAROL, other, 0, Mark::S);
     let ttt = t.queue_match(ERIN, FRANK, TTT, 0);
     t.play_ttt(ttt, &[0]);
-    assert_eq!(seed3_events(&t).len(), 6);
+    assert_eq!(contract_events(&t).len(), 6);
 }
 
 #[test]
-fn seed3_cancel_after_two_minutes_refunds_the_full_ether() {
+fn cancel_after_two_minutes_refunds_the_full_ether() {
     let mut t = Table::new();
     t.fund(ALICE, ETHER);
     t.at(1_000);
@@ -275,17 +277,17 @@ fn seed3_cancel_after_two_minutes_refunds_the_full_ether() {
     t.assert_balances(&[(ALICE, 1_000_000_000_000_000_000)]);
     t.assert_reserve(0);
     assert_eq!(t.engine.queue_len(SOS, ETHER), 0);
-    // A cancel emits no seed-3 event (seed 3 defines none for it).
+    // A cancel emits no contract event (the contract defines none for it).
     assert_eq!(
-        seed3_events(&t),
-        vec![Seed3Event::StartGame(ALICE, Address::ZERO)]
+        contract_events(&t),
+        vec![ContractEvent::StartGame(ALICE, Address::ZERO)]
     );
     t.assert_free(ALICE);
 }
 
 /// The reference solution let anyone call cancel() on a waiting player's game.
 #[test]
-fn seed3_regression_only_the_waiting_player_can_cancel() {
+fn regression_only_the_waiting_player_can_cancel() {
     let mut t = Table::new();
     t.fund(ALICE, ETHER);
     let id = t.join(ALICE, SOS, ETHER);
@@ -299,7 +301,7 @@ fn seed3_regression_only_the_waiting_player_can_cancel() {
 }
 
 #[test]
-fn seed3_a_started_game_cannot_be_cancelled() {
+fn a_started_game_cannot_be_cancelled() {
     let (mut t, id) = staked_sos();
     t.at(WAIT_CANCEL_MS * 2);
     t.expect_err(ALICE, Command::Cancel { match_id: id }, 107);
@@ -307,7 +309,7 @@ fn seed3_a_started_game_cannot_be_cancelled() {
 }
 
 #[test]
-fn seed3_ur2slow_pays_1_9_ether_and_the_reserve_keeps_0_1() {
+fn ur2slow_pays_1_9_ether_and_the_reserve_keeps_0_1() {
     let (mut t, id) = staked_sos();
     t.at(5_000);
     t.mv(ALICE, id, 0, Mark::S);
@@ -344,7 +346,7 @@ fn seed3_ur2slow_pays_1_9_ether_and_the_reserve_keeps_0_1() {
     );
     t.assert_balances(&[(ALICE, 1_900_000_000_000_000_000), (BOB, 0)]);
     t.assert_reserve(100_000_000_000_000_000);
-    assert_eq!(seed3_events(&t).last(), Some(&Seed3Event::Win(ALICE)));
+    assert_eq!(contract_events(&t).last(), Some(&ContractEvent::Win(ALICE)));
     t.assert_free(ALICE);
     t.assert_free(BOB);
 }
@@ -352,7 +354,7 @@ fn seed3_ur2slow_pays_1_9_ether_and_the_reserve_keeps_0_1() {
 /// The reference solution let anyone call ur2slow(). Only the player who moved last may,
 /// and never the slow player.
 #[test]
-fn seed3_regression_only_the_last_mover_can_claim_the_timeout() {
+fn regression_only_the_last_mover_can_claim_the_timeout() {
     let (mut t, id) = staked_sos();
     t.mv(ALICE, id, 0, Mark::S);
     t.at(MOVE_TIMEOUT_MS * 5);
@@ -374,7 +376,7 @@ fn seed3_regression_only_the_last_mover_can_claim_the_timeout() {
 /// zero address. The match is aborted: each player gets their full ether back, nobody
 /// else gets anything, no Win event, no stats.
 #[test]
-fn seed3_regression_an_abort_pays_nobody_at_the_zero_address() {
+fn regression_an_abort_pays_nobody_at_the_zero_address() {
     let (mut t, id) = staked_sos();
     t.at(MOVE_TIMEOUT_MS);
     t.expect_err(BOB, Command::ClaimTimeout { match_id: id }, 110);
@@ -398,16 +400,16 @@ fn seed3_regression_an_abort_pays_nobody_at_the_zero_address() {
     t.assert_balances(&[(ALICE, ETHER), (BOB, ETHER), (Address::ZERO, 0)]);
     t.assert_reserve(0);
     assert!(
-        !seed3_events(&t)
+        !contract_events(&t)
             .iter()
-            .any(|e| matches!(e, Seed3Event::Win(_)))
+            .any(|e| matches!(e, ContractEvent::Win(_)))
     );
     assert_eq!(t.record(ALICE), (0, 0));
     assert_eq!(t.record(BOB), (0, 0));
 }
 
 #[test]
-fn seed3_collect_profit_by_the_owner_takes_the_whole_reserve() {
+fn collect_profit_by_the_owner_takes_the_whole_reserve() {
     let (mut t, id) = staked_sos();
     alice_wins(&mut t, id);
     let id2 = {
@@ -443,7 +445,7 @@ fn seed3_collect_profit_by_the_owner_takes_the_whole_reserve() {
 }
 
 #[test]
-fn seed3_hall_of_fame_counts_wins_and_games_as_u32() {
+fn hall_of_fame_counts_wins_and_games_as_u32() {
     let mut t = Table::new();
     for who in [ALICE, BOB, CAROL] {
         t.fund(who, 3 * ETHER);
@@ -479,14 +481,14 @@ fn seed3_hall_of_fame_counts_wins_and_games_as_u32() {
     assert_eq!((wins, games), (1, 2));
 }
 
-/// Every decided ending of a seed-3 game emits `Win` with the winner's real address: a win,
+/// Every decided ending of a contract game emits `Win` with the winner's real address: a win,
 /// a ur2slow, and Triad's forfeit (the opponent wins).
 #[test]
-fn seed3_a_forfeit_emits_win_for_the_opponent() {
+fn a_forfeit_emits_win_for_the_opponent() {
     let (mut t, id) = staked_sos();
     t.mv(ALICE, id, 4, Mark::O);
     t.ok(ALICE, Command::Forfeit { match_id: id });
-    assert_eq!(seed3_events(&t).last(), Some(&Seed3Event::Win(BOB)));
+    assert_eq!(contract_events(&t).last(), Some(&ContractEvent::Win(BOB)));
     t.assert_balances(&[(ALICE, 0), (BOB, tenths(18))]);
     t.assert_reserve(tenths(2));
 }

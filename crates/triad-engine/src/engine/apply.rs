@@ -1,0 +1,324 @@
+//! Applying one event: the only way the state changes, live and on replay.
+
+use arrayvec::ArrayVec;
+use triad_rules::{AnyGame, CellSet, GameKind, Player};
+
+use crate::{
+    Address, Applied, Challenge, EndReason, Event, EventKind, Match, MatchId, MatchResult, Origin,
+    Phase, Seat, stats::rate,
+};
+
+use super::index::{clock_deadline, reindex, reindex_challenge};
+use super::{Engine, IdempotencyEntry};
+
+impl Engine {
+    /// Applies one event: the only way the state changes. [`execute`](Engine::execute)
+    /// calls it for the events it emits; [`replay`](Engine::replay) for a stored log.
+    ///
+    /// # Panics
+    /// When the event does not follow from the state (a gap in the sequence numbers, time
+    /// going backwards, a transfer that would overdraw an account, a move that breaks the
+    /// rules): the log is corrupt.
+    pub fn apply(&mut self, event: &Event) {
+        assert_eq!(
+            event.seq, self.next_seq,
+            "events apply in sequence, without gaps"
+        );
+        assert!(event.at_ms >= self.clock_ms, "time does not go backwards");
+        let now = event.at_ms;
+        // The match the event concerns is the only one whose clock deadline or open
+        // challenge can change (a rematch also marks the finished match it follows, which
+        // has neither); a transfer changes no match, and a move, the commonest event,
+        // updates the deadline index itself (a moving match is no open challenge).
+        let touched = match event.kind {
+            EventKind::Transferred { .. } | EventKind::Moved { .. } => None,
+            _ => event.match_id(),
+        };
+        let deadline_before = touched.and_then(|id| self.indexed_deadline(id));
+        let challenge_before = touched.and_then(|id| self.indexed_challenge(id));
+        match &event.kind {
+            &EventKind::ChallengeIssued {
+                match_id,
+                challenger,
+                opponent,
+                game,
+                stake,
+                first,
+                expires_at_ms,
+            } => {
+                self.create(match_id, game, stake, challenger, Origin::Challenge, now);
+                let m = self.matches.get_mut(&match_id).expect("just created");
+                m.challenge = Some(Challenge {
+                    challenger,
+                    opponent,
+                    first,
+                    expires_at_ms,
+                });
+            }
+            EventKind::ChallengeAccepted { match_id }
+            | EventKind::ChallengeDeclined { match_id }
+            | EventKind::ChallengeExpired { match_id } => {
+                assert_eq!(self.matches[match_id].phase, Phase::Waiting);
+            }
+            &EventKind::Queued {
+                match_id,
+                player,
+                game,
+                stake,
+            } => {
+                self.create(match_id, game, stake, player, Origin::Queue, now);
+                self.queue
+                    .entry((game, stake))
+                    .or_default()
+                    .push_back(match_id);
+            }
+            &EventKind::GameStarted {
+                match_id,
+                game,
+                stake,
+                seats,
+                origin,
+            } => {
+                if let Origin::Computer | Origin::Rematch { .. } = origin {
+                    let host = seats.iter().find_map(Seat::address).expect("a human plays");
+                    self.create(match_id, game, stake, host, origin, now);
+                }
+                if let Origin::Rematch { of } = origin {
+                    let previous = self.matches.get_mut(&of).expect("rematch of a known match");
+                    previous.rematch = Some(match_id);
+                    previous.rematch_offer = None;
+                }
+                if origin == Origin::Queue {
+                    let queue = self.queue.get_mut(&(game, stake)).expect("queued");
+                    assert_eq!(
+                        queue.pop_front(),
+                        Some(match_id),
+                        "the earliest joiner is matched"
+                    );
+                    if queue.is_empty() {
+                        self.queue.remove(&(game, stake));
+                    }
+                }
+                let m = self.matches.get_mut(&match_id).expect("the match exists");
+                assert_eq!(m.phase, Phase::Waiting, "a match starts once");
+                assert_eq!((m.game(), m.stake), (game, stake));
+                m.seats = Some(seats);
+                m.phase = Phase::Ready;
+                m.last_activity_ms = now;
+                for address in seats.iter().filter_map(Seat::address) {
+                    let previous = self.active.insert(address, match_id);
+                    assert!(
+                        previous.is_none() || previous == Some(match_id),
+                        "one active match per address"
+                    );
+                }
+            }
+            &EventKind::Moved {
+                match_id,
+                seq,
+                player,
+                by,
+                cell,
+                mark,
+            } => {
+                let m = self.matches.get_mut(&match_id).expect("the match exists");
+                assert!(matches!(m.phase, Phase::Ready | Phase::InProgress));
+                let deadline_before = clock_deadline(&self.config, m).map(|d| d.at_ms);
+                assert_eq!(seq, m.seq() + 1);
+                assert_eq!(m.seat(player), Some(by));
+                let (position, mv) = m
+                    .position
+                    .play_as(player, cell.index(), mark)
+                    .expect("a logged move is legal");
+                m.position = position;
+                m.moves.push(mv);
+                m.phase = Phase::InProgress;
+                m.last_activity_ms = now;
+                let deadline_after = clock_deadline(&self.config, m).map(|d| d.at_ms);
+                reindex(
+                    &mut self.deadlines,
+                    match_id,
+                    deadline_before,
+                    deadline_after,
+                );
+            }
+            &EventKind::GameEnded {
+                match_id,
+                reason,
+                winner,
+                cells,
+            } => self.end(match_id, reason, winner, cells, now),
+            &EventKind::MatchAborted { match_id, by } => {
+                let m = &self.matches[&match_id];
+                assert!(matches!(m.phase, Phase::Ready | Phase::InProgress));
+                assert_eq!(m.stake, 0, "only a free match is aborted");
+                assert!(m.seat(by).is_some_and(|s| s.address().is_some()));
+            }
+            &EventKind::RematchOffered { match_id, by } => {
+                let m = self.matches.get_mut(&match_id).expect("the match exists");
+                assert_eq!(m.phase, Phase::Finished);
+                m.rematch_offer = Some(by);
+            }
+            EventKind::Transferred { transfer, .. } => self.ledger.apply(transfer),
+        }
+        if let Some(id) = touched {
+            let deadline_after = self.indexed_deadline(id);
+            reindex(&mut self.deadlines, id, deadline_before, deadline_after);
+            let challenge_after = self.indexed_challenge(id);
+            reindex_challenge(
+                &mut self.challenges_to,
+                id,
+                challenge_before,
+                challenge_after,
+            );
+        }
+        self.next_seq += 1;
+        self.clock_ms = now;
+        if let Some(applied) = &event.applied {
+            self.remember(event.seq, now, event.match_id(), applied);
+        }
+        self.forget_old_keys(now);
+        self.forget_old_matches(now);
+        if let Some(log) = &mut self.log.0 {
+            log.push(event.clone());
+        }
+    }
+
+    fn create(
+        &mut self,
+        id: MatchId,
+        game: GameKind,
+        stake: u128,
+        host: Address,
+        origin: Origin,
+        now: u64,
+    ) {
+        assert_eq!(id.0, self.next_match, "match ids are given in order");
+        self.next_match += 1;
+        let m = Match {
+            id,
+            origin,
+            stake,
+            phase: Phase::Waiting,
+            host,
+            challenge: None,
+            seats: None,
+            position: AnyGame::new(game),
+            moves: ArrayVec::new(),
+            created_ms: now,
+            last_activity_ms: now,
+            rematch_offer: None,
+            rematch: None,
+            result: None,
+        };
+        self.matches.insert(id, m);
+        self.live.insert(id);
+        if origin != Origin::Computer && !matches!(origin, Origin::Rematch { .. }) {
+            let previous = self.active.insert(host, id);
+            assert!(previous.is_none(), "one active match per address");
+        }
+    }
+
+    fn end(
+        &mut self,
+        id: MatchId,
+        reason: EndReason,
+        winner: Option<Player>,
+        cells: CellSet,
+        now: u64,
+    ) {
+        let m = self.matches.get_mut(&id).expect("the match exists");
+        assert_ne!(m.phase, Phase::Finished, "a match ends once");
+        if m.phase == Phase::Waiting {
+            let queued = self.queue.get_mut(&(m.position.kind(), m.stake));
+            if let Some(queue) = queued {
+                queue.retain(|q| *q != id);
+                if queue.is_empty() {
+                    self.queue.remove(&(m.position.kind(), m.stake));
+                }
+            }
+        }
+        m.phase = Phase::Finished;
+        m.result = Some(MatchResult {
+            reason,
+            winner,
+            cells,
+            ended_ms: now,
+        });
+        for address in m.participants() {
+            let removed = self.active.remove(&address);
+            assert_eq!(removed, Some(id), "the ending frees every participant");
+        }
+        self.live.remove(&id);
+        self.finished_order.push_back((now, id));
+        let m = &self.matches[&id];
+        // The hall of fame and the ratings count played games between two people.
+        if let (true, Some([Seat::Human(a), Seat::Human(b)])) = (reason.was_played(), m.seats) {
+            let (mut sa, mut sb) = (self.stats(a), self.stats(b));
+            let first_won = winner.map(|w| w == Player::First);
+            sa.count(first_won == Some(true), first_won.is_none());
+            sb.count(first_won == Some(false), first_won.is_none());
+            (sa.rating, sb.rating) = rate(sa.rating, sb.rating, first_won);
+            self.stats.insert(a, sa);
+            self.stats.insert(b, sb);
+        }
+    }
+
+    /// Remembers a keyed command by its last event (at `last_seq`, of `match_id`): every
+    /// command's last event belongs to the match it concerned (a challenge's escrow or
+    /// issue, a start's last escrow or the computer's reply, a move's ending), or to none
+    /// for money that is no match's.
+    pub(super) fn remember(
+        &mut self,
+        last_seq: u64,
+        at_ms: u64,
+        match_id: Option<MatchId>,
+        applied: &Applied,
+    ) {
+        let first_seq = last_seq + 1 - u64::from(applied.batch_len);
+        self.idempotency.insert(
+            (applied.actor, applied.key),
+            IdempotencyEntry {
+                command: applied.command.clone(),
+                first_seq,
+                last_seq,
+                at_ms,
+                match_id,
+            },
+        );
+        self.idempotency_order
+            .push_back((at_ms, applied.actor, applied.key));
+    }
+
+    /// Drops finished matches older than the retention window. Strictly older: a match
+    /// ended by the current command stays while the command settles it.
+    fn forget_old_matches(&mut self, now: u64) {
+        while let Some(&(ended_ms, id)) = self.finished_order.front() {
+            if ended_ms.saturating_add(self.config.finished_retention_ms) >= now {
+                break;
+            }
+            self.finished_order.pop_front();
+            let removed = self.matches.remove(&id);
+            assert!(
+                removed.is_some_and(|m| m.phase == Phase::Finished),
+                "only finished matches are forgotten"
+            );
+        }
+    }
+
+    pub(super) fn forget_old_keys(&mut self, now: u64) {
+        while let Some(&(at_ms, actor, key)) = self.idempotency_order.front() {
+            if at_ms.saturating_add(self.config.idempotency_window_ms) > now {
+                break;
+            }
+            self.idempotency_order.pop_front();
+            if self
+                .idempotency
+                .get(&(actor, key))
+                .is_some_and(|e| e.at_ms == at_ms)
+            {
+                self.idempotency.remove(&(actor, key));
+            }
+        }
+    }
+}

@@ -1,0 +1,117 @@
+//! The invariant check of the whole state.
+
+use std::collections::BTreeSet;
+
+use crate::{Account, Address, MatchId, Origin, Phase};
+
+use super::Engine;
+
+impl Engine {
+    /// Checks every invariant of the state, in O(state): money is conserved and no account
+    /// overdrawn; every escrow holds exactly the stakes of a live match; the registry of
+    /// active matches agrees with the matches (one per address); the queue holds only
+    /// waiting queue matches; the deadline index holds exactly the clock deadline of each
+    /// live match, and the index of open challenges exactly the waiting challenges; nobody
+    /// won more games than they played.
+    ///
+    /// # Errors
+    /// A description of the first broken invariant.
+    pub fn audit(&self) -> Result<(), String> {
+        self.ledger.audit()?;
+        for (&address, &id) in &self.active {
+            let m = self
+                .matches
+                .get(&id)
+                .ok_or(format!("{address:?} active in a forgotten match {id}"))?;
+            if !self.live.contains(&id) || !m.participants().contains(&address) {
+                return Err(format!(
+                    "{address:?} registered in match {id}, which does not hold them"
+                ));
+            }
+        }
+        for &id in &self.live {
+            let m = self
+                .matches
+                .get(&id)
+                .ok_or(format!("live match {id} is missing"))?;
+            if m.phase == Phase::Finished || m.result.is_some() {
+                return Err(format!("live match {id} has finished"));
+            }
+            for address in m.participants() {
+                if self.active.get(&address) != Some(&id) {
+                    return Err(format!(
+                        "match {id} holds {address:?}, the registry does not say so"
+                    ));
+                }
+            }
+            let staked = match m.seats {
+                Some(seats) => seats.iter().filter(|s| s.address().is_some()).count() as u128,
+                None => 1,
+            };
+            let escrow = self.ledger.balance(Account::Escrow(id));
+            let stakes = m.stake.checked_mul(staked);
+            if stakes != Some(escrow) {
+                return Err(format!(
+                    "match {id} escrows {escrow}, its stakes are {staked} x {}",
+                    m.stake
+                ));
+            }
+        }
+        let deadlines: BTreeSet<(u64, MatchId)> = self
+            .live
+            .iter()
+            .filter_map(|&id| Some((self.indexed_deadline(id)?, id)))
+            .collect();
+        if let Some(&(at_ms, id)) = deadlines.difference(&self.deadlines).next() {
+            return Err(format!(
+                "the deadline index misses match {id}, due at {at_ms}"
+            ));
+        }
+        if let Some(&(at_ms, id)) = self.deadlines.difference(&deadlines).next() {
+            return Err(format!(
+                "the deadline index holds match {id} at {at_ms}, which is not its live deadline"
+            ));
+        }
+        let challenges_to: BTreeSet<(Address, MatchId)> = self
+            .live
+            .iter()
+            .filter_map(|&id| Some((self.indexed_challenge(id)?, id)))
+            .collect();
+        if let Some(&(opponent, id)) = challenges_to.difference(&self.challenges_to).next() {
+            return Err(format!(
+                "the challenge index misses match {id}, open to {opponent:?}"
+            ));
+        }
+        if let Some(&(opponent, id)) = self.challenges_to.difference(&challenges_to).next() {
+            return Err(format!(
+                "the challenge index holds match {id} for {opponent:?}, which is not an open challenge to them"
+            ));
+        }
+        for (account, _) in self.ledger.accounts() {
+            if let Account::Escrow(id) = account
+                && !self.live.contains(&id)
+            {
+                return Err(format!(
+                    "money left in the escrow of match {id}, which is over"
+                ));
+            }
+        }
+        for (&(game, stake), queue) in &self.queue {
+            for id in queue {
+                let m = &self.matches[id];
+                let ok = m.phase == Phase::Waiting
+                    && m.origin == Origin::Queue
+                    && (m.game(), m.stake) == (game, stake);
+                if !ok {
+                    return Err(format!("match {id} is queued but not waiting there"));
+                }
+            }
+        }
+        for (address, s) in &self.stats {
+            if s.wins > s.games || s.draws > s.games {
+                return Err(format!("{address:?} won or drew more games than played"));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,311 @@
+//! The state machine: commands in, events out; the state is a fold of the events.
+//!
+//! [`Engine::execute`] checks a command and emits its events; [`Engine::apply`] folds one
+//! event into the state, live and on replay alike. By concern: the commands (`commands`),
+//! applying events (`apply`), the read-only queries (`queries`), the indexes kept beside the
+//! matches (`index`), and the invariant check (`audit`).
+
+mod apply;
+mod audit;
+mod commands;
+mod index;
+mod queries;
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use serde::{Deserialize, Serialize};
+use triad_rules::GameKind;
+
+use crate::{
+    Address, Applied, Command, Config, EngineError, Envelope, Event, IdempotencyKey, Ledger, Match,
+    MatchId, PlayerStats,
+};
+
+/// What a command did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Receipt {
+    /// The events it caused, in order, already applied. Empty for a duplicate, or for a
+    /// `Tick` with nothing due.
+    pub events: Vec<Event>,
+    /// Set when the command repeated one already applied, which changed nothing.
+    pub duplicate: Option<Duplicate>,
+}
+
+/// A command that had already been applied.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Duplicate {
+    /// A resubmission with the same idempotency key: its events were `first_seq..=last_seq`.
+    Command {
+        /// The first event of the original.
+        first_seq: u64,
+        /// The last event of the original.
+        last_seq: u64,
+        /// The match the original concerned (the one it created, for a challenge, a queue
+        /// entry, a game against the computer or a rematch), if any: a resend is answered
+        /// with that match, never with whatever match the actor has now.
+        match_id: Option<MatchId>,
+    },
+    /// A move already made (same `seq`, same cell and mark, same player).
+    Move {
+        /// The match.
+        match_id: MatchId,
+        /// The move's `seq`.
+        seq: u8,
+    },
+}
+
+/// What a leaderboard is sorted by.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Ranking {
+    /// Glicko-2 rating, highest first.
+    Rating,
+    /// Wins, most first (the SOS contract's hall of fame).
+    Wins,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct IdempotencyEntry {
+    command: Command,
+    first_seq: u64,
+    last_seq: u64,
+    at_ms: u64,
+    /// The match of the command's last event (see [`Duplicate::Command`]).
+    #[serde(default)]
+    match_id: Option<MatchId>,
+}
+
+/// The match engine: the referee that every other part of Triad trusts.
+///
+/// Pure and deterministic: no I/O, no clock (each command brings `now_ms`), no randomness
+/// but the configured seed. [`execute`](Engine::execute) validates a command and either
+/// refuses it with an [`EngineError`], changing nothing, or returns the events it caused,
+/// already applied through [`apply`](Engine::apply) — the same function that
+/// [`replay`](Engine::replay) uses, so the live state is always the fold of its log.
+///
+/// ```
+/// use triad_engine::{Address, Command, Config, Engine, Envelope, StartChoice};
+/// use triad_rules::{GameKind, Mark};
+///
+/// let (owner, alice, bob) = (Address::from_bytes([9; 32]), Address::from_bytes([1; 32]), Address::from_bytes([2; 32]));
+/// let mut engine = Engine::with_log(Config::new(owner));
+/// let run = |e: &mut Engine, who, now, command| e.execute(&Envelope::new(who, now, command));
+///
+/// let challenge = Command::Challenge { opponent: bob, game: GameKind::TicTacToe, stake: 0, first: StartChoice::Challenger };
+/// let receipt = run(&mut engine, alice, 0, challenge).unwrap();
+/// let id = receipt.events[0].match_id().unwrap();
+/// run(&mut engine, bob, 10, Command::AcceptChallenge { match_id: id, terms: None }).unwrap();
+/// run(&mut engine, alice, 20, Command::Move { match_id: id, seq: 1, cell: 4, mark: Mark::X }).unwrap();
+/// assert_eq!(engine.match_(id).unwrap().game_state(), "----X----");
+///
+/// let log: Vec<_> = engine.log_for_tests().to_vec();
+/// assert_eq!(Engine::replay(Config::new(owner), &log), engine);
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Engine {
+    config: Config,
+    next_seq: u64,
+    next_match: u64,
+    clock_ms: u64,
+    matches: BTreeMap<MatchId, Match>,
+    live: BTreeSet<MatchId>,
+    /// The clock deadline ([`clock_deadline`](Engine::clock_deadline)) of every live match
+    /// that has one, earliest first: kept by [`apply`](Engine::apply), so the next deadline
+    /// and the due matches of a `Tick` are found without a scan of the live matches.
+    deadlines: BTreeSet<(u64, MatchId)>,
+    /// Every open challenge (a waiting match with a challenge) by the address it is
+    /// addressed to: kept by [`apply`](Engine::apply), so a player's incoming challenges
+    /// are found without a scan of the live matches.
+    challenges_to: BTreeSet<(Address, MatchId)>,
+    active: BTreeMap<Address, MatchId>,
+    queue: BTreeMap<(GameKind, u128), VecDeque<MatchId>>,
+    ledger: Ledger,
+    stats: BTreeMap<Address, PlayerStats>,
+    idempotency: BTreeMap<(Address, IdempotencyKey), IdempotencyEntry>,
+    idempotency_order: VecDeque<(u64, Address, IdempotencyKey)>,
+    /// Finished matches by ending time, to drop them after the retention window.
+    finished_order: VecDeque<(u64, MatchId)>,
+    #[serde(skip)]
+    log: KeptLog,
+}
+
+/// The optional in-memory log of [`Engine::with_log`]. Not part of the state: it compares
+/// equal to any other.
+#[derive(Clone, Debug, Default)]
+struct KeptLog(Option<Vec<Event>>);
+
+impl PartialEq for KeptLog {
+    fn eq(&self, _: &KeptLog) -> bool {
+        true
+    }
+}
+
+/// The events of the command being executed.
+struct Batch {
+    now: u64,
+    events: Vec<Event>,
+}
+
+impl Engine {
+    /// An empty engine.
+    ///
+    /// # Panics
+    /// When the payout rules pay out more than 100%.
+    #[must_use]
+    pub fn new(config: Config) -> Engine {
+        assert!(config.payouts.is_valid(), "payout shares are at most 100%");
+        Engine {
+            config,
+            next_seq: 1,
+            next_match: 1,
+            clock_ms: 0,
+            matches: BTreeMap::new(),
+            live: BTreeSet::new(),
+            deadlines: BTreeSet::new(),
+            challenges_to: BTreeSet::new(),
+            active: BTreeMap::new(),
+            queue: BTreeMap::new(),
+            ledger: Ledger::default(),
+            stats: BTreeMap::new(),
+            idempotency: BTreeMap::new(),
+            idempotency_order: VecDeque::new(),
+            finished_order: VecDeque::new(),
+            log: KeptLog(None),
+        }
+    }
+
+    /// An empty engine that also keeps its own event log in memory, for tests and
+    /// examples ([`log_for_tests`](Engine::log_for_tests)). The log is not part of the
+    /// state: two engines compare equal whether or not they keep one.
+    #[must_use]
+    pub fn with_log(config: Config) -> Engine {
+        let mut engine = Engine::new(config);
+        engine.log = KeptLog(Some(Vec::new()));
+        engine
+    }
+
+    /// The state rebuilt from an event log.
+    ///
+    /// # Panics
+    /// When the log is not one this engine could have written (a gap in the sequence
+    /// numbers, time going backwards, money that does not add up).
+    #[must_use]
+    pub fn replay<'a>(config: Config, events: impl IntoIterator<Item = &'a Event>) -> Engine {
+        let mut engine = Engine::new(config);
+        for event in events {
+            engine.apply(event);
+        }
+        engine
+    }
+
+    /// The events applied so far, when made by [`with_log`](Engine::with_log); else empty.
+    #[must_use]
+    pub fn log_for_tests(&self) -> &[Event] {
+        self.log.0.as_deref().unwrap_or(&[])
+    }
+
+    /// Executes a command: validates it and either refuses it (nothing changes) or applies
+    /// the events it causes and returns them.
+    ///
+    /// # Errors
+    /// An [`EngineError`] with a stable code; the state is unchanged.
+    pub fn execute(&mut self, envelope: &Envelope) -> Result<Receipt, EngineError> {
+        let now = envelope.now_ms.max(self.clock_ms);
+        let actor = envelope.actor;
+        if let Some(key) = envelope.idempotency_key
+            && let Some(entry) = self.idempotency.get(&(actor, key))
+            && entry
+                .at_ms
+                .saturating_add(self.config.idempotency_window_ms)
+                > now
+        {
+            if entry.command != envelope.command {
+                return Err(EngineError::IdempotencyKeyReused);
+            }
+            return Ok(Receipt {
+                events: Vec::new(),
+                duplicate: Some(Duplicate::Command {
+                    first_seq: entry.first_seq,
+                    last_seq: entry.last_seq,
+                    match_id: entry.match_id,
+                }),
+            });
+        }
+        let mut batch = Batch {
+            now,
+            events: Vec::new(),
+        };
+        let result = self.dispatch(actor, &envelope.command, &mut batch);
+        // Every handler validates before it emits: a refusal must leave nothing behind.
+        assert!(
+            result.is_ok() || batch.events.is_empty(),
+            "{} refused after emitting events",
+            envelope.command.name()
+        );
+        let duplicate = result?;
+        let batch_len = u32::try_from(batch.events.len()).expect("a batch is small");
+        if let (Some(key), Some(last)) = (envelope.idempotency_key, batch.events.last_mut()) {
+            let applied = Applied {
+                actor,
+                key,
+                command: envelope.command.clone(),
+                batch_len,
+            };
+            self.remember(last.seq, last.at_ms, last.match_id(), &applied);
+            self.forget_old_keys(last.at_ms);
+            if let Some(log) = &mut self.log.0 {
+                log.last_mut().expect("the batch is logged").applied = Some(applied.clone());
+            }
+            last.applied = Some(applied);
+        }
+        Ok(Receipt {
+            events: batch.events,
+            duplicate,
+        })
+    }
+
+    fn dispatch(
+        &mut self,
+        actor: Address,
+        command: &Command,
+        b: &mut Batch,
+    ) -> Result<Option<Duplicate>, EngineError> {
+        // The zero address is nobody (the SOS contract's "no player", its tie's winner): it may not
+        // act, or `Win(0)` would be ambiguous. The clock's `Tick` may come from anyone.
+        if actor.is_zero() && *command != Command::Tick {
+            return Err(EngineError::ZeroAddress);
+        }
+        match *command {
+            Command::Challenge {
+                opponent,
+                game,
+                stake,
+                first,
+            } => self.challenge(actor, opponent, game, stake, first, b),
+            Command::AcceptChallenge { match_id, terms } => self.accept(actor, match_id, terms, b),
+            Command::DeclineChallenge { match_id } => self.decline(actor, match_id, b),
+            Command::JoinQueue { game, stake } => self.join_queue(actor, game, stake, b),
+            Command::Cancel { match_id } => self.cancel(actor, match_id, b),
+            Command::PlayComputer { game, level, side } => {
+                self.play_computer(actor, game, level, side, b)
+            }
+            Command::Move {
+                match_id,
+                seq,
+                cell,
+                mark,
+            } => return self.play_move(actor, match_id, seq, cell, mark, b),
+            Command::Forfeit { match_id } => self.forfeit(actor, match_id, b),
+            Command::ClaimTimeout { match_id } => self.claim_timeout(actor, match_id, b),
+            Command::Abort { match_id } => self.abort(actor, match_id, b),
+            Command::Rematch { match_id } => self.rematch(actor, match_id, b),
+            Command::Deposit { to, amount } => self.deposit(actor, to, amount, b),
+            Command::Withdraw { amount } => self.withdraw(actor, amount, b),
+            Command::CollectReserve => self.collect(actor, b),
+            Command::Tick => {
+                self.tick(b);
+                Ok(())
+            }
+        }
+        .map(|()| None)
+    }
+}

@@ -1,0 +1,157 @@
+//! Read-only queries of the state.
+
+use std::collections::VecDeque;
+
+use triad_rules::GameKind;
+
+use crate::{Account, Address, Config, Ledger, Match, MatchId, Phase, PlayerStats};
+
+use super::{Engine, Ranking};
+
+impl Engine {
+    /// The settings.
+    #[must_use]
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The sequence number the next event will get.
+    #[must_use]
+    pub fn next_seq(&self) -> u64 {
+        self.next_seq
+    }
+
+    /// The time of the last event.
+    #[must_use]
+    pub fn clock_ms(&self) -> u64 {
+        self.clock_ms
+    }
+
+    /// The smallest id of a match that can still have an event: the oldest match in
+    /// memory, or the next id when none is. A match leaves memory only for good (finished
+    /// and past `finished_retention_ms`; a replay forgets at the same events), and new
+    /// matches take larger ids, so no event after this point concerns a smaller id.
+    #[must_use]
+    pub fn oldest_match_id(&self) -> MatchId {
+        self.matches
+            .keys()
+            .next()
+            .copied()
+            .unwrap_or(MatchId(self.next_match))
+    }
+
+    /// A match by id.
+    #[must_use]
+    pub fn match_(&self, id: MatchId) -> Option<&Match> {
+        self.matches.get(&id)
+    }
+
+    /// Every match in memory, oldest first: the live ones and those finished within
+    /// `finished_retention_ms` (older ones live only in the event log).
+    pub fn matches(&self) -> impl Iterator<Item = &Match> {
+        self.matches.values()
+    }
+
+    /// How many matches are not yet finished, in O(1).
+    #[must_use]
+    pub fn live_count(&self) -> usize {
+        self.live.len()
+    }
+
+    /// The matches not yet finished.
+    pub fn live_matches(&self) -> impl Iterator<Item = &Match> {
+        self.live.iter().map(|id| &self.matches[id])
+    }
+
+    /// An address's active match (one at most, as in the Sui contract's registry).
+    #[must_use]
+    pub fn active_match(&self, address: Address) -> Option<MatchId> {
+        self.active.get(&address).copied()
+    }
+
+    /// Open challenges addressed to `address`, by match id, from the index of open
+    /// challenges (in O(log n + their number), not a scan of the live matches).
+    pub fn incoming_challenges(&self, address: Address) -> impl Iterator<Item = &Match> {
+        self.challenges_to
+            .range((address, MatchId(0))..=(address, MatchId(u64::MAX)))
+            .map(|(_, id)| &self.matches[id])
+    }
+
+    /// `address`'s own open challenge (none or one): a challenger has one active match,
+    /// and an open challenge is its challenger's active match, so it is read from the
+    /// registry of active matches in O(log n).
+    pub fn outgoing_challenges(&self, address: Address) -> impl Iterator<Item = &Match> {
+        self.active
+            .get(&address)
+            .map(|id| &self.matches[id])
+            .filter(|m| {
+                m.phase == Phase::Waiting && m.challenge.is_some_and(|c| c.challenger == address)
+            })
+            .into_iter()
+    }
+
+    /// The ledger.
+    #[must_use]
+    pub fn ledger(&self) -> &Ledger {
+        &self.ledger
+    }
+
+    /// A player's spendable balance.
+    #[must_use]
+    pub fn balance(&self, address: Address) -> u128 {
+        self.ledger.balance(Account::Player(address))
+    }
+
+    /// The house reserve.
+    #[must_use]
+    pub fn reserve(&self) -> u128 {
+        self.ledger.balance(Account::Reserve)
+    }
+
+    /// A player's wins, games and rating (zeros and the starting rating for a newcomer).
+    #[must_use]
+    pub fn stats(&self, address: Address) -> PlayerStats {
+        self.stats.get(&address).copied().unwrap_or_default()
+    }
+
+    /// Every player with a record.
+    pub fn all_stats(&self) -> impl Iterator<Item = (Address, &PlayerStats)> {
+        self.stats.iter().map(|(a, s)| (*a, s))
+    }
+
+    /// The top `limit` players by `ranking` (ties broken by address, for a stable order).
+    #[must_use]
+    pub fn leaderboard(&self, ranking: Ranking, limit: usize) -> Vec<(Address, PlayerStats)> {
+        let mut rows: Vec<(Address, PlayerStats)> =
+            self.stats.iter().map(|(a, s)| (*a, *s)).collect();
+        match ranking {
+            Ranking::Rating => rows.sort_by(|a, b| {
+                b.1.rating
+                    .rating
+                    .total_cmp(&a.1.rating.rating)
+                    .then(a.0.cmp(&b.0))
+            }),
+            Ranking::Wins => rows.sort_by(|a, b| {
+                b.1.wins
+                    .cmp(&a.1.wins)
+                    .then(a.1.games.cmp(&b.1.games))
+                    .then(a.0.cmp(&b.0))
+            }),
+        }
+        rows.truncate(limit);
+        rows
+    }
+
+    /// How many players wait in the queue for a game and stake.
+    #[must_use]
+    pub fn queue_len(&self, game: GameKind, stake: u128) -> usize {
+        self.queue.get(&(game, stake)).map_or(0, VecDeque::len)
+    }
+
+    /// The earliest pending deadline of a live match, if any: when the server should next
+    /// send a `Tick`.
+    #[must_use]
+    pub fn next_deadline_ms(&self) -> Option<u64> {
+        self.deadlines.first().map(|&(at_ms, _)| at_ms)
+    }
+}
