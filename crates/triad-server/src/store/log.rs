@@ -46,7 +46,7 @@ pub struct Commit<'a> {
     pub events: Vec<Encoded<'a>>,
     /// The matches whose row the events change, as they now are: those with an event
     /// other than a move after the first (such a move leaves the row as it was; see
-    /// `core::run`).
+    /// the core's `batch::rows`).
     pub matches: Vec<Match>,
     /// [`Engine::oldest_match_id`](triad_engine::Engine::oldest_match_id) before the
     /// batch: no event after any of these concerns a smaller match id. Stored with each
