@@ -91,7 +91,7 @@ settings! {
     /// claim. Whatever this says, a match whose first move never comes is called off (the
     /// stakes refunded) by itself once the move timeout has passed [default: false].
     automatic_timeouts: bool = false, env "TRIAD_AUTOMATIC_TIMEOUTS";
-    /// Winner's share of the pot, in basis points [default: 9000, seed 3's 1.8 of 2].
+    /// Winner's share of the pot, in basis points [default: 9000: 1.8 of a pot of 2].
     win_bps_of_pot: u32 = PayoutRules::STANDARD.win_bps_of_pot, env "TRIAD_WIN_BPS_OF_POT";
     /// Each player's refund on a draw, in basis points of the stake [default: 9000].
     draw_bps_of_stake: u32 = PayoutRules::STANDARD.draw_bps_of_stake, env "TRIAD_DRAW_BPS_OF_STAKE";
@@ -102,7 +102,7 @@ settings! {
     /// Who starts a rematch: random or alternate [default: random].
     rematch_start: RematchStartArg = RematchStartArg(RematchStart::Random), env "TRIAD_REMATCH_START";
     /// The largest stake, in minor units, as decimal digits up to 2^128-1
-    /// [default: 1000000000000000000, 10^18: one ether in wei, seed 3's stake].
+    /// [default: 1000000000000000000, 10^18: one ether in wei].
     max_stake: AmountArg = AmountArg(DEFAULT_MAX_STAKE), env "TRIAD_MAX_STAKE";
     /// How long a finished match stays in memory, in ms (it stays in the database forever)
     /// [default: 900000].
@@ -232,9 +232,8 @@ impl<'de> Deserialize<'de> for TrustedProxies {
 /// open-files limit cannot hold it (an operator's own value is reported when lowered).
 pub const DEFAULT_MAX_WEBSOCKETS: usize = 50_000;
 
-/// The default stake limit: 10^18 minor units, one ether in wei (seed 3 stakes one ether),
-/// and the engine's own default. An operator whose unit is smaller raises it; the ledger
-/// holds any `u128`.
+/// The default stake limit: 10^18 minor units, one ether in wei, and the engine's own
+/// default. An operator whose unit is smaller raises it; the ledger holds any `u128`.
 pub const DEFAULT_MAX_STAKE: u128 = 1_000_000_000_000_000_000;
 
 /// An amount of minor units for a setting: canonical decimal digits on the command line

@@ -18,7 +18,8 @@ use rusqlite::{Connection, OpenFlags, params};
 use tokio::sync::oneshot;
 
 use super::{
-    INSERT_EVENT, INSERT_LEDGER, INSERT_PLAYER, INSERT_TOPIC, Rows, StoreError, UPSERT_MATCH,
+    StoreError,
+    log::{INSERT_EVENT, INSERT_LEDGER, INSERT_PLAYER, INSERT_TOPIC, Rows, UPSERT_MATCH},
 };
 
 /// How long a writer waits for another connection's write lock (as the pool does).

@@ -21,6 +21,11 @@
 //! The engine sits behind a read-write lock. Readers (queries) take it shared; the core
 //! holds it exclusively from executing a batch until its commit is done, so a reader never
 //! sees a state that is not yet durable.
+//!
+//! The core's parts: [`batch`] is the task and the phases of a batch (follow the log,
+//! execute, choose the rows, commit, answer or recover); [`follow`] applies the events other
+//! nodes committed and rebuilds the engine from the log; this module holds the handle the
+//! rest of the server uses, the clock, the core's errors and health, and the deadline ticker.
 
 use std::{
     sync::{
@@ -35,8 +40,14 @@ use triad_engine::{Address, Command, Engine, EngineError, Envelope, Receipt};
 
 use crate::{
     hub::Hub,
-    store::{Commit, Encoded, Store, StoreError},
+    store::{Store, StoreError},
 };
+
+mod batch;
+mod follow;
+
+use batch::{Batches, Job, JobBox};
+use follow::{CATCH_UP_PAGE, apply_new, publish_read, reload};
 
 /// Where the server gets the time: the one place it reads a clock.
 #[derive(Debug)]
@@ -151,11 +162,6 @@ impl Drop for Alive {
     }
 }
 
-struct Job {
-    envelope: Envelope,
-    reply: oneshot::Sender<Result<Receipt, CoreError>>,
-}
-
 /// The handle the rest of the server uses.
 #[derive(Clone, Debug)]
 pub struct Core {
@@ -168,97 +174,6 @@ pub struct Core {
     stopping: Arc<Notify>,
     stopped: Arc<std::sync::atomic::AtomicBool>,
     health: Arc<Health>,
-}
-
-/// A boxed job, so the channel's items stay small.
-#[derive(Debug)]
-struct JobBox(Box<Job>);
-
-impl std::fmt::Debug for Job {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Job")
-            .field("envelope", &self.envelope)
-            .finish_non_exhaustive()
-    }
-}
-
-/// The most commands in one batch.
-const MAX_BATCH: usize = 4096;
-
-/// The most events read at once while following the log.
-const CATCH_UP_PAGE: u32 = 10_000;
-
-/// Applies the events of `new` that follow the engine's last one, in order, stopping at a
-/// gap (an event not yet visible); returns the range of `new` it applied.
-fn apply_new(
-    engine: &mut Engine,
-    new: &[(triad_engine::Event, Vec<String>)],
-) -> Result<std::ops::Range<usize>, StoreError> {
-    let mut start = 0;
-    let mut end = 0;
-    for (i, (event, _)) in new.iter().enumerate() {
-        let next = engine.next_seq();
-        if event.seq < next {
-            start = i + 1;
-            end = i + 1;
-            continue;
-        }
-        if event.seq > next {
-            break;
-        }
-        let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| engine.apply(event)));
-        if ok.is_err() {
-            return Err(StoreError::Corrupt(format!(
-                "event {} does not follow from the log before it",
-                event.seq
-            )));
-        }
-        end = i + 1;
-    }
-    Ok(start..end)
-}
-
-/// Publishes events read from the log (as the node that committed them published them).
-fn publish_read(hub: &Hub, events: &[(triad_engine::Event, Vec<String>)]) {
-    let encoded: Result<Vec<Encoded<'_>>, StoreError> = events
-        .iter()
-        .map(|(e, t)| Encoded::new(e, t.clone()))
-        .collect();
-    match encoded {
-        Ok(encoded) => hub.publish(&encoded),
-        Err(error) => tracing::error!(%error, "cannot publish events read from the log"),
-    }
-}
-
-/// Rebuilds the engine from the database, retrying while the database fails. A log that
-/// cannot be replayed (corrupt) is returned instead: retrying cannot mend it. While it runs,
-/// the core cannot take commands, and `/healthz` says so.
-async fn reload(engine: &mut Engine, store: &Store, health: &Health) -> Result<(), StoreError> {
-    let config = engine.config().clone();
-    health.rebuilding.store(true, Ordering::SeqCst);
-    let result = loop {
-        match store.load_engine(config.clone()).await {
-            Ok(rebuilt) => {
-                *engine = rebuilt;
-                break Ok(());
-            }
-            Err(e @ StoreError::Corrupt(_)) => break Err(e),
-            Err(e) => {
-                tracing::error!(error = %e, "cannot reload the engine; retrying in 1 s");
-                tokio::time::sleep(Duration::from_secs(1)).await;
-            }
-        }
-    };
-    health.rebuilding.store(false, Ordering::SeqCst);
-    result
-}
-
-/// [`reload`] in the core task: a log that cannot be replayed stops the core, loudly (the
-/// server then stops, as it would refuse to start on that log).
-async fn rebuild(engine: &mut Engine, store: &Store, health: &Health) {
-    if let Err(error) = reload(engine, store, health).await {
-        panic!("the event log cannot be replayed ({error}); the core stops");
-    }
 }
 
 impl Core {
@@ -284,10 +199,16 @@ impl Core {
             health: Arc::default(),
         };
         let alive = Alive(core.health.clone());
-        let health = core.health.clone();
+        let batches = Batches {
+            engine,
+            store,
+            hub,
+            wake_ticker,
+            health: core.health.clone(),
+        };
         let task = tokio::spawn(async move {
             let _alive = alive;
-            run(rx, engine, store, hub, wake_ticker, &health).await;
+            batches.run(rx).await;
         });
         tokio::spawn(ticker(core.clone()));
         (core, task)
@@ -439,239 +360,6 @@ impl Core {
     /// Asks the ticker to look at the deadlines now (after the clock moved).
     pub fn wake_ticker(&self) {
         self.wake_ticker.notify_one();
-    }
-}
-
-/// The text of a panic's payload.
-fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic without a message".to_owned())
-}
-
-/// Executes a batch's commands. A command on which the engine panics (a bug: the engine
-/// refuses bad input with errors, and asserts its invariants) is contained: the engine,
-/// which may hold part of that command, is rebuilt from the database (which has nothing
-/// of this batch yet, so that is the state before it), the command is refused with
-/// [`CoreError::Fault`] and logged, and the batch runs again without it. So one bad
-/// command costs a rebuild, never the server; a panic while rebuilding (a corrupt log)
-/// is not contained and stops the core.
-async fn execute_batch(
-    engine: &mut Engine,
-    jobs: &[Job],
-    store: &Store,
-    health: &Health,
-) -> Vec<Result<Receipt, CoreError>> {
-    let mut faults: Vec<Option<String>> = vec![None; jobs.len()];
-    loop {
-        let mut results = Vec::with_capacity(jobs.len());
-        let mut panicked = None;
-        for (i, job) in jobs.iter().enumerate() {
-            if let Some(fault) = &faults[i] {
-                results.push(Err(CoreError::Fault(fault.clone())));
-                continue;
-            }
-            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                engine.execute(&job.envelope)
-            }));
-            match run {
-                Ok(result) => results.push(result.map_err(CoreError::from)),
-                Err(payload) => {
-                    panicked = Some((i, panic_text(&*payload)));
-                    break;
-                }
-            }
-        }
-        let Some((i, fault)) = panicked else {
-            return results;
-        };
-        tracing::error!(
-            command = ?jobs[i].envelope,
-            panic = %fault,
-            "the engine panicked on a command: refused, and the engine is rebuilt from the database"
-        );
-        metrics::counter!("triad_engine_panics_total").increment(1);
-        faults[i] = Some(fault);
-        rebuild(engine, store, health).await;
-    }
-}
-
-async fn run(
-    mut rx: mpsc::Receiver<JobBox>,
-    engine: Arc<RwLock<Engine>>,
-    store: Store,
-    hub: Hub,
-    wake_ticker: Arc<Notify>,
-    health: &Health,
-) {
-    let mut jobs: Vec<Job> = Vec::with_capacity(64);
-    while let Some(JobBox(first)) = rx.recv().await {
-        jobs.push(*first);
-        while jobs.len() < MAX_BATCH {
-            match rx.try_recv() {
-                Ok(JobBox(job)) => jobs.push(*job),
-                Err(_) => break,
-            }
-        }
-        // On a shared database: the cluster lock first (so local readers are not held up
-        // while it is awaited), then the events other nodes committed before it.
-        let mut tx = None;
-        if store.is_shared() {
-            match store.begin_serialised().await {
-                Ok(t) => tx = Some(t),
-                Err(error) => {
-                    tracing::error!(%error, "cannot take the cluster lock");
-                    metrics::counter!("triad_commit_failures_total").increment(1);
-                    let message = error.to_string();
-                    health.set_storage(Some(StorageFault::Failing(message.clone())));
-                    for job in jobs.drain(..) {
-                        let _ = job.reply.send(Err(CoreError::Storage(message.clone())));
-                    }
-                    continue;
-                }
-            }
-        }
-        let mut guard = engine.write().await;
-        if let Some(t) = tx.as_mut() {
-            let mut caught_up = Ok(());
-            loop {
-                let after = guard.next_seq() - 1;
-                let new = match Store::events_after(t, after, CATCH_UP_PAGE).await {
-                    Ok(new) => new,
-                    Err(e) => {
-                        caught_up = Err(e);
-                        break;
-                    }
-                };
-                if new.is_empty() {
-                    break;
-                }
-                match apply_new(&mut guard, &new) {
-                    Ok(range) if range.end == new.len() => publish_read(&hub, &new[range]),
-                    // Under the lock every committed event is visible: a gap is corruption.
-                    Ok(_) => {
-                        caught_up = Err(StoreError::Corrupt(format!(
-                            "the event log has a gap after event {}",
-                            guard.next_seq() - 1
-                        )));
-                        break;
-                    }
-                    Err(e) => {
-                        caught_up = Err(e);
-                        break;
-                    }
-                }
-            }
-            if let Err(error) = caught_up {
-                tracing::error!(%error, "cannot follow the event log; rebuilding the engine");
-                health.set_storage(Some(StorageFault::Failing(error.to_string())));
-                if let Some(t) = tx.take() {
-                    let _ = t.rollback().await;
-                }
-                rebuild(&mut guard, &store, health).await;
-                drop(guard);
-                let message = error.to_string();
-                for job in jobs.drain(..) {
-                    let _ = job.reply.send(Err(CoreError::Storage(message.clone())));
-                }
-                continue;
-            }
-        }
-        // Before the batch: no event of it, or after it, concerns an older match.
-        let match_floor = guard.oldest_match_id().0;
-        let results = execute_batch(&mut guard, &jobs, &store, health).await;
-        // Each event is encoded once, for its row and for every subscriber.
-        let published: Result<Vec<Encoded<'_>>, StoreError> = results
-            .iter()
-            .filter_map(|r| r.as_ref().ok())
-            .flat_map(|r| r.events.iter())
-            .map(|e| Encoded::new(e, crate::hub::topics(e, &guard)))
-            .collect();
-        let (events, mut outcome) = match published {
-            Ok(published) => (published, Ok(())),
-            Err(error) => (Vec::new(), Err(error)),
-        };
-        // The batch's rows; its events are published from here once they are stored.
-        let mut commit = Commit {
-            events,
-            matches: Vec::new(),
-            match_floor,
-        };
-        if !commit.events.is_empty() {
-            // A match's row is written with the events that change more than its board:
-            // a move after the first leaves it as it was (the engine holds every live
-            // match, and the listings take live ones from it), which spares a ~1 KiB row
-            // rewrite per move. The first move changes the phase (ready to in progress,
-            // which the listings filter on); a move that ends a game comes with its
-            // `GameEnded`, which writes the row whole.
-            let mut touched: Vec<triad_engine::MatchId> = commit
-                .events
-                .iter()
-                .map(|e| e.event)
-                .filter(
-                    |e| !matches!(e.kind, triad_engine::EventKind::Moved { seq, .. } if seq > 1),
-                )
-                .filter_map(triad_engine::Event::match_id)
-                .collect();
-            touched.sort_unstable();
-            touched.dedup();
-            commit.matches = touched
-                .iter()
-                .filter_map(|id| guard.match_(*id).cloned())
-                .collect();
-            let started = Instant::now();
-            outcome = match tx.take() {
-                Some(t) => store.commit_in(t, &commit).await,
-                None => store.commit(&commit).await,
-            };
-            metrics::histogram!("triad_commit_seconds").record(started.elapsed().as_secs_f64());
-            metrics::histogram!("triad_commit_batch_commands").record(jobs.len() as f64);
-            metrics::histogram!("triad_commit_batch_events").record(commit.events.len() as f64);
-        }
-        // Nothing to write: end the transaction, which lets go of the cluster lock.
-        if let Some(t) = tx.take()
-            && let Err(error) = t.rollback().await
-        {
-            tracing::warn!(%error, "could not end an empty transaction");
-        }
-        match outcome {
-            Ok(()) => {
-                if !commit.events.is_empty() {
-                    health.set_storage(None);
-                }
-                hub.publish(&commit.events);
-                metrics::gauge!("triad_live_matches").set(guard.live_count() as f64);
-                drop(commit);
-                drop(guard);
-                for (job, result) in jobs.drain(..).zip(results) {
-                    let _ = job.reply.send(result);
-                }
-                wake_ticker.notify_one();
-            }
-            Err(error) => {
-                tracing::error!(%error, commands = jobs.len(), "commit failed; rebuilding the engine from the database");
-                metrics::counter!("triad_commit_failures_total").increment(1);
-                drop(commit);
-                let (full, message) = (error.is_full(), error.to_string());
-                health.set_storage(Some(if full {
-                    StorageFault::Full(message.clone())
-                } else {
-                    StorageFault::Failing(message.clone())
-                }));
-                // The batch is in memory but not on disk: go back to what is on disk.
-                rebuild(&mut guard, &store, health).await;
-                drop(guard);
-                for job in jobs.drain(..) {
-                    let _ = job.reply.send(Err(if full {
-                        CoreError::StorageFull(message.clone())
-                    } else {
-                        CoreError::Storage(message.clone())
-                    }));
-                }
-            }
-        }
     }
 }
 

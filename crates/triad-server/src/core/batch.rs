@@ -1,0 +1,333 @@
+//! The core task: it drains the command queue into batches and takes each through its
+//! phases, in this order:
+//! 1. on a shared database, take the cluster lock ([`Batches::lock`]), before the engine's
+//!    lock so that local readers are not held up while it is awaited;
+//! 2. under the engine's write lock, follow the log up to the last event other nodes
+//!    committed ([`Batches::follow_log`]);
+//! 3. execute the commands ([`execute_batch`]);
+//! 4. choose the rows to write ([`rows`]);
+//! 5. commit them ([`Batches::write`]);
+//! 6. publish the events and answer ([`Batches::publish`]), or, when anything of 2 to 5
+//!    failed, rebuild the engine from the database and refuse the batch
+//!    ([`Batches::recover`]).
+//!
+//! The engine's write lock is held from step 2 until the batch is durable (or the engine
+//! rebuilt), and every command is answered only after that: nothing unacknowledged
+//! survives, nothing acknowledged is lost, and a reader never sees a state that is not yet
+//! durable.
+
+use std::{sync::Arc, time::Instant};
+
+use tokio::sync::{Notify, RwLock, RwLockWriteGuard, mpsc, oneshot};
+use triad_engine::{Engine, Envelope, Event, EventKind, MatchId, Receipt};
+
+use super::{
+    CoreError, Health, StorageFault,
+    follow::{CATCH_UP_PAGE, apply_new, publish_read, rebuild},
+};
+use crate::{
+    hub::Hub,
+    store::{Commit, Encoded, Store, StoreError, Tx},
+};
+
+/// A command waiting for its batch, and where its answer goes.
+pub(super) struct Job {
+    pub(super) envelope: Envelope,
+    pub(super) reply: oneshot::Sender<Result<Receipt, CoreError>>,
+}
+
+/// A boxed job, so the channel's items stay small.
+#[derive(Debug)]
+pub(super) struct JobBox(pub(super) Box<Job>);
+
+impl std::fmt::Debug for Job {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Job")
+            .field("envelope", &self.envelope)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The most commands in one batch.
+const MAX_BATCH: usize = 4096;
+
+/// What the core task owns besides its queue.
+pub(super) struct Batches {
+    pub(super) engine: Arc<RwLock<Engine>>,
+    pub(super) store: Store,
+    pub(super) hub: Hub,
+    pub(super) wake_ticker: Arc<Notify>,
+    pub(super) health: Arc<Health>,
+}
+
+impl Batches {
+    /// Runs batches until every handle to the queue is gone.
+    pub(super) async fn run(&self, mut rx: mpsc::Receiver<JobBox>) {
+        let mut jobs: Vec<Job> = Vec::with_capacity(64);
+        while let Some(JobBox(first)) = rx.recv().await {
+            jobs.push(*first);
+            while jobs.len() < MAX_BATCH {
+                match rx.try_recv() {
+                    Ok(JobBox(job)) => jobs.push(*job),
+                    Err(_) => break,
+                }
+            }
+            self.batch(&mut jobs).await;
+        }
+    }
+
+    /// Takes one batch through its phases; every job is answered, and `jobs` left empty.
+    async fn batch(&self, jobs: &mut Vec<Job>) {
+        let mut tx = match self.lock().await {
+            Ok(tx) => tx,
+            Err(error) => {
+                tracing::error!(%error, "cannot take the cluster lock");
+                metrics::counter!("triad_commit_failures_total").increment(1);
+                let message = error.to_string();
+                self.health
+                    .set_storage(Some(StorageFault::Failing(message.clone())));
+                refuse(jobs, || CoreError::Storage(message.clone()));
+                return;
+            }
+        };
+        let mut engine = self.engine.write().await;
+        if let Some(t) = tx.as_mut()
+            && let Err(error) = self.follow_log(t, &mut engine).await
+        {
+            tracing::error!(%error, "cannot follow the event log; rebuilding the engine");
+            self.health
+                .set_storage(Some(StorageFault::Failing(error.to_string())));
+            if let Some(t) = tx.take() {
+                let _ = t.rollback().await;
+            }
+            rebuild(&mut engine, &self.store, &self.health).await;
+            drop(engine);
+            let message = error.to_string();
+            refuse(jobs, || CoreError::Storage(message.clone()));
+            return;
+        }
+        // Before the batch: no event of it, or after it, concerns an older match.
+        let match_floor = engine.oldest_match_id().0;
+        let results = execute_batch(&mut engine, jobs, &self.store, &self.health).await;
+        let (commit, encoded) = rows(&engine, &results, match_floor);
+        let written = self.write(tx, &commit, jobs.len()).await;
+        match encoded.and(written) {
+            Ok(()) => {
+                self.publish(engine, commit);
+                for (job, result) in jobs.drain(..).zip(results) {
+                    let _ = job.reply.send(result);
+                }
+                self.wake_ticker.notify_one();
+            }
+            Err(error) => {
+                drop(commit);
+                self.recover(engine, jobs, error).await;
+            }
+        }
+    }
+
+    /// On a shared database: a transaction holding the cluster-wide command lock, which it
+    /// keeps until it commits or rolls back. `None` on SQLite, whose one writer is this task.
+    async fn lock(&self) -> Result<Option<Tx>, StoreError> {
+        if self.store.is_shared() {
+            self.store.begin_serialised().await.map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// Under the cluster lock: applies the events other nodes committed since this node's
+    /// last one, and publishes them to this node's subscribers.
+    async fn follow_log(&self, tx: &mut Tx, engine: &mut Engine) -> Result<(), StoreError> {
+        loop {
+            let after = engine.next_seq() - 1;
+            let new = Store::events_after(tx, after, CATCH_UP_PAGE).await?;
+            if new.is_empty() {
+                return Ok(());
+            }
+            let applied = apply_new(engine, &new)?;
+            // Under the lock every committed event is visible: a gap is corruption.
+            if applied.end != new.len() {
+                return Err(StoreError::Corrupt(format!(
+                    "the event log has a gap after event {}",
+                    engine.next_seq() - 1
+                )));
+            }
+            publish_read(&self.hub, &new[applied]);
+        }
+    }
+
+    /// Commits the batch's rows, if it has any (in `tx` when it holds the cluster lock);
+    /// then ends a transaction that wrote nothing, which lets go of the cluster lock.
+    async fn write(
+        &self,
+        mut tx: Option<Tx>,
+        commit: &Commit<'_>,
+        commands: usize,
+    ) -> Result<(), StoreError> {
+        let mut outcome = Ok(());
+        if !commit.events.is_empty() {
+            let started = Instant::now();
+            outcome = match tx.take() {
+                Some(t) => self.store.commit_in(t, commit).await,
+                None => self.store.commit(commit).await,
+            };
+            metrics::histogram!("triad_commit_seconds").record(started.elapsed().as_secs_f64());
+            metrics::histogram!("triad_commit_batch_commands").record(commands as f64);
+            metrics::histogram!("triad_commit_batch_events").record(commit.events.len() as f64);
+        }
+        if let Some(t) = tx
+            && let Err(error) = t.rollback().await
+        {
+            tracing::warn!(%error, "could not end an empty transaction");
+        }
+        outcome
+    }
+
+    /// The batch is durable: publishes its events, then lets readers at the new state
+    /// (the answers go after this).
+    fn publish(&self, engine: RwLockWriteGuard<'_, Engine>, commit: Commit<'_>) {
+        if !commit.events.is_empty() {
+            self.health.set_storage(None);
+        }
+        self.hub.publish(&commit.events);
+        metrics::gauge!("triad_live_matches").set(engine.live_count() as f64);
+        drop(commit);
+        drop(engine);
+    }
+
+    /// The batch could not be stored: it is in memory but not on disk, so the engine goes
+    /// back to what is on disk, and every command of the batch is refused.
+    async fn recover(
+        &self,
+        mut engine: RwLockWriteGuard<'_, Engine>,
+        jobs: &mut Vec<Job>,
+        error: StoreError,
+    ) {
+        tracing::error!(%error, commands = jobs.len(), "commit failed; rebuilding the engine from the database");
+        metrics::counter!("triad_commit_failures_total").increment(1);
+        let (full, message) = (error.is_full(), error.to_string());
+        self.health.set_storage(Some(if full {
+            StorageFault::Full(message.clone())
+        } else {
+            StorageFault::Failing(message.clone())
+        }));
+        rebuild(&mut engine, &self.store, &self.health).await;
+        drop(engine);
+        refuse(jobs, || {
+            if full {
+                CoreError::StorageFull(message.clone())
+            } else {
+                CoreError::Storage(message.clone())
+            }
+        });
+    }
+}
+
+/// Answers every job with an error.
+fn refuse(jobs: &mut Vec<Job>, error: impl Fn() -> CoreError) {
+    for job in jobs.drain(..) {
+        let _ = job.reply.send(Err(error()));
+    }
+}
+
+/// The batch's rows: each event of its receipts encoded once (for its row and for every
+/// subscriber) with the topics it is published on, and the matches whose row it changes.
+/// An event that cannot be encoded leaves no rows to write, and the error.
+fn rows<'a>(
+    engine: &Engine,
+    results: &'a [Result<Receipt, CoreError>],
+    match_floor: u64,
+) -> (Commit<'a>, Result<(), StoreError>) {
+    let encoded: Result<Vec<Encoded<'a>>, StoreError> = results
+        .iter()
+        .filter_map(|r| r.as_ref().ok())
+        .flat_map(|r| r.events.iter())
+        .map(|e| Encoded::new(e, crate::hub::topics(e, engine)))
+        .collect();
+    let (events, outcome) = match encoded {
+        Ok(events) => (events, Ok(())),
+        Err(error) => (Vec::new(), Err(error)),
+    };
+    // A match's row is written with the events that change more than its board: a move
+    // after the first leaves it as it was (the engine holds every live match, and the
+    // listings take live ones from it), which spares a ~1 KiB row rewrite per move. The
+    // first move changes the phase (ready to in progress, which the listings filter on); a
+    // move that ends a game comes with its `GameEnded`, which writes the row whole.
+    let mut touched: Vec<MatchId> = events
+        .iter()
+        .map(|e| e.event)
+        .filter(|e| !matches!(e.kind, EventKind::Moved { seq, .. } if seq > 1))
+        .filter_map(Event::match_id)
+        .collect();
+    touched.sort_unstable();
+    touched.dedup();
+    let matches = touched
+        .iter()
+        .filter_map(|id| engine.match_(*id).cloned())
+        .collect();
+    (
+        Commit {
+            events,
+            matches,
+            match_floor,
+        },
+        outcome,
+    )
+}
+
+/// The text of a panic's payload.
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned())
+}
+
+/// Executes a batch's commands. A command on which the engine panics (a bug: the engine
+/// refuses bad input with errors, and asserts its invariants) is contained: the engine,
+/// which may hold part of that command, is rebuilt from the database (which has nothing
+/// of this batch yet, so that is the state before it), the command is refused with
+/// [`CoreError::Fault`] and logged, and the batch runs again without it. So one bad
+/// command costs a rebuild, never the server; a panic while rebuilding (a corrupt log)
+/// is not contained and stops the core.
+async fn execute_batch(
+    engine: &mut Engine,
+    jobs: &[Job],
+    store: &Store,
+    health: &Health,
+) -> Vec<Result<Receipt, CoreError>> {
+    let mut faults: Vec<Option<String>> = vec![None; jobs.len()];
+    loop {
+        let mut results = Vec::with_capacity(jobs.len());
+        let mut panicked = None;
+        for (i, job) in jobs.iter().enumerate() {
+            if let Some(fault) = &faults[i] {
+                results.push(Err(CoreError::Fault(fault.clone())));
+                continue;
+            }
+            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                engine.execute(&job.envelope)
+            }));
+            match run {
+                Ok(result) => results.push(result.map_err(CoreError::from)),
+                Err(payload) => {
+                    panicked = Some((i, panic_text(&*payload)));
+                    break;
+                }
+            }
+        }
+        let Some((i, fault)) = panicked else {
+            return results;
+        };
+        tracing::error!(
+            command = ?jobs[i].envelope,
+            panic = %fault,
+            "the engine panicked on a command: refused, and the engine is rebuilt from the database"
+        );
+        metrics::counter!("triad_engine_panics_total").increment(1);
+        faults[i] = Some(fault);
+        rebuild(engine, store, health).await;
+    }
+}

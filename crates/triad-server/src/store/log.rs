@@ -1,0 +1,338 @@
+//! The event log as a commit writes it: each event with the topics it was published on
+//! and its ledger rows, and the latest row of every match the batch changed, all in one
+//! transaction. The rows are built once ([`Rows`]) for either path: the SQLite commit
+//! thread ([`writer`](super::writer)) or a sqlx transaction (PostgreSQL, an in-memory
+//! SQLite).
+
+use triad_engine::{Account, Event, EventKind, Match, MatchId};
+
+use super::{
+    EVENTS_CHANNEL, Store, StoreError, Tx, close_after_failed_write, to_i64,
+    topics::inbox_is_derived,
+};
+
+/// An event on its way to the log and the subscribers: its topics, and its JSON, encoded
+/// once for the stored row and every subscriber's frame.
+#[derive(Clone, Debug)]
+pub struct Encoded<'a> {
+    /// The event.
+    pub event: &'a Event,
+    /// The topics it is published on (`hub::topics`).
+    pub topics: Vec<String>,
+    /// The event as JSON: the row's `body`, and the `event` of its WebSocket frames.
+    pub json: String,
+}
+
+impl<'a> Encoded<'a> {
+    /// Encodes `event`, published on `topics`.
+    ///
+    /// # Errors
+    /// If the event cannot be encoded as JSON (it always can: its maps have string keys).
+    pub fn new(event: &'a Event, topics: Vec<String>) -> Result<Encoded<'a>, StoreError> {
+        let json = serde_json::to_string(event)
+            .map_err(|e| StoreError::Corrupt(format!("event {}: {e}", event.seq)))?;
+        Ok(Encoded {
+            event,
+            topics,
+            json,
+        })
+    }
+}
+
+/// What one commit writes.
+#[derive(Debug, Default)]
+pub struct Commit<'a> {
+    /// The events, in order, with the topics each was published on.
+    pub events: Vec<Encoded<'a>>,
+    /// The matches whose row the events change, as they now are: those with an event
+    /// other than a move after the first (such a move leaves the row as it was; see
+    /// the core's `batch::rows`).
+    pub matches: Vec<Match>,
+    /// [`Engine::oldest_match_id`](triad_engine::Engine::oldest_match_id) before the
+    /// batch: no event after any of these concerns a smaller match id. Stored with each
+    /// event (`events.match_floor`), it bounds an inbox's catch-up to the matches that can
+    /// still have events (`INBOX_EVENTS`, in [`topics`](super::topics)).
+    pub match_floor: u64,
+}
+
+/// One commit's rows, built once from a [`Commit`] and owned, so that they can cross to the
+/// SQLite commit thread ([`writer`](super::writer)); PostgreSQL writes the same rows through sqlx.
+#[derive(Debug)]
+pub(super) struct Rows {
+    pub(super) events: Vec<EventRow>,
+    pub(super) matches: Vec<MatchRow>,
+}
+
+#[derive(Debug)]
+pub(super) struct EventRow {
+    pub(super) seq: i64,
+    pub(super) at_ms: i64,
+    pub(super) match_id: Option<i64>,
+    pub(super) kind: &'static str,
+    pub(super) body: String,
+    pub(super) match_floor: i64,
+    pub(super) topics: Vec<String>,
+    pub(super) ledger: Vec<LedgerRow>,
+}
+
+#[derive(Debug)]
+pub(super) struct LedgerRow {
+    pub(super) address: String,
+    pub(super) amount: String,
+    pub(super) reason: String,
+    pub(super) match_id: Option<i64>,
+}
+
+#[derive(Debug)]
+pub(super) struct MatchRow {
+    pub(super) id: i64,
+    pub(super) game: &'static str,
+    pub(super) stake: String,
+    pub(super) origin: &'static str,
+    pub(super) phase: &'static str,
+    pub(super) reason: Option<&'static str>,
+    pub(super) created_ms: i64,
+    pub(super) updated_ms: i64,
+    pub(super) body: String,
+    /// Everyone the match concerns (its players and a challenge's opponent), when this
+    /// batch may have changed who that is; else empty, as the rows are already there.
+    pub(super) players: Vec<String>,
+}
+
+impl Rows {
+    fn of(commit: &Commit<'_>) -> Result<Rows, StoreError> {
+        let corrupt = |e: serde_json::Error| StoreError::Corrupt(e.to_string());
+        let mut events = Vec::with_capacity(commit.events.len());
+        for Encoded {
+            event,
+            topics,
+            json,
+        } in &commit.events
+        {
+            let mut ledger = Vec::new();
+            if let EventKind::Transferred { match_id, transfer } = &event.kind {
+                for (account, sign) in [(transfer.from, "-"), (transfer.to, "")] {
+                    if let Account::Player(address) = account {
+                        ledger.push(LedgerRow {
+                            address: address.to_string(),
+                            amount: format!("{sign}{}", transfer.amount),
+                            reason: serde_plain(&transfer.reason),
+                            match_id: match_id.map(|m| to_i64(m.0)),
+                        });
+                    }
+                }
+            }
+            // A match's own event is in the inbox of everyone the match concerns; those
+            // rows are not stored but derived from `match_players` (`INBOX_EVENTS`).
+            // `hub::topics` gave it exactly those inboxes (`Match::concerned`, from the same
+            // engine as `commit.matches`), so all its inbox topics go. Only for a match the
+            // engine no longer holds (then not in `commit.matches`) were they taken from
+            // the event itself, and are stored.
+            let derived = inbox_is_derived(&event.kind)
+                && event
+                    .match_id()
+                    .is_some_and(|id| commit.matches.iter().any(|m| m.id == id));
+            let topics = topics
+                .iter()
+                .filter(|t| !(derived && t.starts_with("inbox:")))
+                .cloned()
+                .collect();
+            events.push(EventRow {
+                seq: to_i64(event.seq),
+                at_ms: to_i64(event.at_ms),
+                match_id: event.match_id().map(|m| to_i64(m.0)),
+                kind: kind_name(&event.kind),
+                body: json.clone(),
+                match_floor: to_i64(commit.match_floor),
+                topics,
+                ledger,
+            });
+        }
+        // Who a match concerns changes only with these events (the engine sets a match's
+        // host, seats and challenge nowhere else), so the other batches (a move, the end, a
+        // payout) skip `match_players`: two statements per touched match, per batch.
+        let seated: Vec<MatchId> = commit
+            .events
+            .iter()
+            .map(|e| e.event)
+            .filter(|e| {
+                matches!(
+                    e.kind,
+                    EventKind::ChallengeIssued { .. }
+                        | EventKind::Queued { .. }
+                        | EventKind::GameStarted { .. }
+                )
+            })
+            .filter_map(Event::match_id)
+            .collect();
+        let mut matches = Vec::with_capacity(commit.matches.len());
+        for m in &commit.matches {
+            matches.push(MatchRow {
+                id: to_i64(m.id.0),
+                game: m.game().name(),
+                stake: m.stake.to_string(),
+                origin: origin_name(m),
+                phase: m.phase.name(),
+                reason: m.result.map(|r| r.reason.name()),
+                created_ms: to_i64(m.created_ms),
+                updated_ms: to_i64(m.result.map_or(m.last_activity_ms, |r| r.ended_ms)),
+                body: serde_json::to_string(m).map_err(corrupt)?,
+                players: if seated.contains(&m.id) {
+                    m.concerned().iter().map(ToString::to_string).collect()
+                } else {
+                    Vec::new()
+                },
+            });
+        }
+        Ok(Rows { events, matches })
+    }
+}
+
+// One SQL text per row kind, for both backends: SQLite reads `$1` as a parameter bound by
+// position, as PostgreSQL does.
+pub(super) const INSERT_EVENT: &str = "INSERT INTO events (seq, at_ms, match_id, kind, body, match_floor) \
+     VALUES ($1, $2, $3, $4, $5, $6)";
+pub(super) const INSERT_TOPIC: &str = "INSERT INTO event_topics (topic, seq) VALUES ($1, $2)";
+pub(super) const INSERT_LEDGER: &str = "INSERT INTO ledger_entries (address, seq, amount, reason, match_id) \
+     VALUES ($1, $2, $3, $4, $5)";
+pub(super) const UPSERT_MATCH: &str = "INSERT INTO matches (id, game, stake, origin, phase, reason, created_ms, updated_ms, body) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+     ON CONFLICT (id) DO UPDATE SET phase = excluded.phase, reason = excluded.reason, \
+     updated_ms = excluded.updated_ms, body = excluded.body";
+pub(super) const INSERT_PLAYER: &str =
+    "INSERT INTO match_players (address, match_id) VALUES ($1, $2) ON CONFLICT DO NOTHING";
+
+impl Store {
+    /// Commits one batch in one transaction.
+    ///
+    /// # Errors
+    /// On a database failure; then nothing of the batch is stored.
+    pub async fn commit(&self, commit: &Commit<'_>) -> Result<(), StoreError> {
+        let rows = Rows::of(commit)?;
+        if let Some(writer) = &self.writer {
+            return writer.write(rows).await;
+        }
+        let mut conn = self.pool.acquire().await?;
+        let result = async {
+            use sqlx::Connection as _;
+            let mut tx = (*conn).begin().await?;
+            Self::write(&mut tx, &rows).await?;
+            tx.commit().await?;
+            Ok(())
+        }
+        .await;
+        if result.is_err() {
+            close_after_failed_write(&mut conn);
+        }
+        result
+    }
+
+    /// Commits one batch in `tx` (which holds the cluster lock) and, on PostgreSQL,
+    /// announces it to the other nodes; the announcement is delivered at commit.
+    ///
+    /// # Errors
+    /// On a database failure; then nothing of the batch is stored.
+    pub async fn commit_in(&self, mut tx: Tx, commit: &Commit<'_>) -> Result<(), StoreError> {
+        Self::write(&mut tx, &Rows::of(commit)?).await?;
+        if let (true, Some(last)) = (self.is_shared(), commit.events.last()) {
+            sqlx::query("SELECT pg_notify($1, $2)")
+                .bind(EVENTS_CHANNEL)
+                .bind(last.event.seq.to_string())
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn write(
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        rows: &Rows,
+    ) -> Result<(), StoreError> {
+        for e in &rows.events {
+            sqlx::query(INSERT_EVENT)
+                .bind(e.seq)
+                .bind(e.at_ms)
+                .bind(e.match_id)
+                .bind(e.kind)
+                .bind(e.body.as_str())
+                .bind(e.match_floor)
+                .execute(&mut **tx)
+                .await?;
+            for topic in &e.topics {
+                sqlx::query(INSERT_TOPIC)
+                    .bind(topic.as_str())
+                    .bind(e.seq)
+                    .execute(&mut **tx)
+                    .await?;
+            }
+            for l in &e.ledger {
+                sqlx::query(INSERT_LEDGER)
+                    .bind(l.address.as_str())
+                    .bind(e.seq)
+                    .bind(l.amount.as_str())
+                    .bind(l.reason.as_str())
+                    .bind(l.match_id)
+                    .execute(&mut **tx)
+                    .await?;
+            }
+        }
+        for m in &rows.matches {
+            sqlx::query(UPSERT_MATCH)
+                .bind(m.id)
+                .bind(m.game)
+                .bind(m.stake.as_str())
+                .bind(m.origin)
+                .bind(m.phase)
+                .bind(m.reason)
+                .bind(m.created_ms)
+                .bind(m.updated_ms)
+                .bind(m.body.as_str())
+                .execute(&mut **tx)
+                .await?;
+            for address in &m.players {
+                sqlx::query(INSERT_PLAYER)
+                    .bind(address.as_str())
+                    .bind(m.id)
+                    .execute(&mut **tx)
+                    .await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn serde_plain<T: serde::Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(s)) => s,
+        Ok(other) => other.to_string(),
+        Err(_) => String::new(),
+    }
+}
+
+fn origin_name(m: &Match) -> &'static str {
+    match m.origin {
+        triad_engine::Origin::Queue => "queue",
+        triad_engine::Origin::Challenge => "challenge",
+        triad_engine::Origin::Computer => "computer",
+        triad_engine::Origin::Rematch { .. } => "rematch",
+    }
+}
+
+/// The stable snake_case name of an event kind.
+#[must_use]
+pub fn kind_name(kind: &EventKind) -> &'static str {
+    match kind {
+        EventKind::ChallengeIssued { .. } => "challenge_issued",
+        EventKind::ChallengeAccepted { .. } => "challenge_accepted",
+        EventKind::ChallengeDeclined { .. } => "challenge_declined",
+        EventKind::ChallengeExpired { .. } => "challenge_expired",
+        EventKind::Queued { .. } => "queued",
+        EventKind::GameStarted { .. } => "game_started",
+        EventKind::Moved { .. } => "moved",
+        EventKind::MatchAborted { .. } => "match_aborted",
+        EventKind::GameEnded { .. } => "game_ended",
+        EventKind::RematchOffered { .. } => "rematch_offered",
+        EventKind::Transferred { .. } => "transferred",
+    }
+}
