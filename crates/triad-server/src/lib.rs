@@ -2,7 +2,7 @@
 //! PostgreSQL).
 //!
 //! [`serve`] opens the database, rebuilds the engine from its event log, and serves
-//! [`api::app`] until SIGINT or SIGTERM, then shuts down gracefully: it stops accepting,
+//! [`api::router`] until SIGINT or SIGTERM, then shuts down gracefully: it stops accepting,
 //! finishes in-flight commands, closes every WebSocket with a close frame and checkpoints
 //! the database.
 //!
@@ -13,7 +13,7 @@
 //! app, embedded in the binary, at `/`.
 
 pub mod api;
-pub mod apps;
+pub mod relay;
 pub mod bounds;
 pub mod cluster;
 pub mod config;
@@ -33,7 +33,7 @@ use tokio::net::TcpListener;
 
 pub use crate::config::{ServeArgs, Settings};
 use crate::{
-    api::{AppState, Limits, auth::AuthState},
+    api::{ApiState, Limits, auth::AuthState},
     core::{Clock, Core},
     hub::Hub,
     store::Store,
@@ -85,7 +85,7 @@ fn prometheus() -> PrometheusHandle {
 #[derive(Debug)]
 pub struct Running {
     /// The application state.
-    pub state: AppState,
+    pub state: ApiState,
     core_task: tokio::task::JoinHandle<()>,
 }
 
@@ -142,8 +142,9 @@ pub async fn start(mut settings: Settings) -> Result<Running, ServeError> {
     });
     let hub = Hub::default();
     let (core, core_task) = Core::start(engine, store.clone(), hub.clone(), clock);
+    let relay = Arc::new(relay::Relay::new(core.clone(), store.clone(), hub.clone()));
     let openapi = api::openapi();
-    let state = AppState::new(api::Shared {
+    let state = ApiState::new(api::Shared {
         core,
         store,
         hub,
@@ -163,10 +164,15 @@ pub async fn start(mut settings: Settings) -> Result<Running, ServeError> {
         auth: Arc::new(auth),
         metrics: prometheus(),
         openapi: Arc::new(openapi),
-        apps: Arc::default(),
+        relay,
     });
     if state.store.is_shared() {
-        tokio::spawn(cluster::follow(state.clone()));
+        tokio::spawn(cluster::follow(cluster::Node {
+            core: state.core.clone(),
+            store: state.store.clone(),
+            hub: state.hub.clone(),
+            relay: state.relay.clone(),
+        }));
     }
     tokio::spawn(api::auth::sweep_sessions(state.clone()));
     let limits = state.limits.clone();
@@ -260,7 +266,7 @@ pub async fn serve(mut settings: Settings) -> Result<(), ServeError> {
     let stop = shutdown_signal();
     tracing::info!("Triad is listening on http://{local}");
     println!("Triad is listening on http://{local}");
-    let app = api::app(running.state.clone());
+    let app = api::router(running.state.clone());
     let hub = running.state.hub.clone();
     let core = running.state.core.clone();
     let header_timeout = Duration::from_millis(running.state.settings.request_timeout_ms);
@@ -293,7 +299,7 @@ pub async fn serve(mut settings: Settings) -> Result<(), ServeError> {
     Ok(())
 }
 
-impl AppState {
+impl ApiState {
     /// The domain named in login messages.
     #[must_use]
     pub fn domain(&self) -> String {

@@ -23,6 +23,7 @@ use sqlx::{
 use triad_engine::{Account, Address, Engine, Event, EventKind, Match, MatchId};
 
 mod reader;
+pub mod relay;
 mod writer;
 
 /// Which database engine.
@@ -1034,7 +1035,7 @@ impl Store {
     }
 
     /// A match as last stored (a live one as of its first move or its last event other than
-    /// a move: ask the engine first, as `AppState::match_view` does).
+    /// a move: ask the engine first, as `ApiState::match_view` does).
     ///
     /// # Errors
     /// On a database failure or a corrupt row.

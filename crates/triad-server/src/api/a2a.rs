@@ -30,7 +30,7 @@ use triad_protocol::{
 };
 use triad_rules::{AnyGame, Player};
 
-use super::{AppState, Authed, error::ApiError};
+use super::{ApiState, Authed, error::ApiError};
 
 /// The A2A protocol version this endpoint speaks.
 pub const A2A_VERSION: &str = "0.3.0";
@@ -38,7 +38,7 @@ pub const A2A_VERSION: &str = "0.3.0";
 /// The server's public base URL (`--public-url`, else `http://` and the address it listens
 /// on), without a trailing `/`. Never from the request: a forged `Host` or
 /// `X-Forwarded-Proto` would make the card send agents (and their tokens) elsewhere.
-fn base_url(state: &AppState) -> String {
+fn base_url(state: &ApiState) -> String {
     if state.settings.public_url.is_empty() {
         format!("http://{}", state.settings.addr)
     } else {
@@ -81,7 +81,7 @@ fn skill(app: App) -> Value {
 /// The agent card of Triad's computer player.
 #[utoipa::path(get, path = "/.well-known/agent-card.json", tag = "agents",
     responses((status = 200, body = Object, description = "An A2A agent card")))]
-pub async fn agent_card(State(state): State<AppState>) -> Json<Value> {
+pub async fn agent_card(State(state): State<ApiState>) -> Json<Value> {
     let base = base_url(&state);
     Json(json!({
         "protocolVersion": A2A_VERSION,
@@ -185,7 +185,7 @@ fn human_seat(m: &Match, me: Address) -> Option<Player> {
 /// The computer match a message is about: the `contextId`'s, else my active one, else my
 /// latest.
 async fn computer_match(
-    state: &AppState,
+    state: &ApiState,
     me: Address,
     context: Option<&str>,
 ) -> Result<Match, ApiError> {
@@ -223,7 +223,7 @@ async fn computer_match(
 /// What one data part asked for, played against the computer: the answer's parts and the
 /// match.
 async fn play(
-    state: &AppState,
+    state: &ApiState,
     me: Address,
     app: App,
     message: &Message,
@@ -344,7 +344,7 @@ async fn play(
     responses((status = 200, body = Object, description = "A JSON-RPC 2.0 response: an agent message, or an error")),
     security(("bearer" = [])))]
 pub async fn rpc(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     authed: Result<Authed, ApiError>,
     body: Bytes,
 ) -> Response {

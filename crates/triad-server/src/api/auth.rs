@@ -35,7 +35,7 @@ use triad_identity::{AuthError, LoginMessage, Scheme};
 use utoipa::ToSchema;
 
 use super::{
-    ApiJson, AppState, Authed, ClientIp,
+    ApiJson, ApiState, Authed, ClientIp,
     error::{Api, ApiError, ErrorBody},
     views::{MatchView, PlayerView},
 };
@@ -241,7 +241,7 @@ pub struct ChallengeResponse {
 #[utoipa::path(post, path = "/api/auth/challenge", tag = "auth", request_body = ChallengeRequest,
     responses((status = 200, body = ChallengeResponse), (status = "4XX", body = ErrorBody)))]
 pub async fn challenge(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     ApiJson(req): ApiJson<ChallengeRequest>,
 ) -> Result<Json<ChallengeResponse>, ApiError> {
     let key = triad_identity::parse_public_key(&req.public_key).map_err(|e| auth_error(&e))?;
@@ -293,7 +293,7 @@ pub struct LoginResponse {
 #[utoipa::path(post, path = "/api/auth/login", tag = "auth", request_body = LoginRequest,
     responses((status = 200, body = LoginResponse), (status = "4XX", body = ErrorBody)))]
 pub async fn login(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     ClientIp(client): ClientIp,
     ApiJson(req): ApiJson<LoginRequest>,
 ) -> Result<Json<LoginResponse>, ApiError> {
@@ -352,7 +352,7 @@ pub async fn login(
 }
 
 /// The address of a token.
-pub(crate) async fn authenticate(state: &AppState, token: &str) -> Result<Address, ApiError> {
+pub(crate) async fn authenticate(state: &ApiState, token: &str) -> Result<Address, ApiError> {
     authenticate_token(state, token)
         .await
         .map(|(address, _, _)| address)
@@ -361,7 +361,7 @@ pub(crate) async fn authenticate(state: &AppState, token: &str) -> Result<Addres
 /// [`authenticate`], with the token's hash and the session's expiry: a WebSocket keeps
 /// them, to check the session again and to be closed when it ends.
 pub(crate) async fn authenticate_token(
-    state: &AppState,
+    state: &ApiState,
     token: &str,
 ) -> Result<(Address, String, u64), ApiError> {
     if token.len() != 64 || !token.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -374,12 +374,12 @@ pub(crate) async fn authenticate_token(
 
 /// [`authenticate`] for a token already hashed ([`token_hash`]): a WebSocket keeps its
 /// session's hash and checks it again at every move and subscription.
-pub(crate) async fn authenticate_hash(state: &AppState, hash: &str) -> Result<Address, ApiError> {
+pub(crate) async fn authenticate_hash(state: &ApiState, hash: &str) -> Result<Address, ApiError> {
     session(state, hash).await.map(|(address, _)| address)
 }
 
 /// The address and expiry of a live session, by its token's hash.
-pub(crate) async fn session(state: &AppState, hash: &str) -> Result<(Address, u64), ApiError> {
+pub(crate) async fn session(state: &ApiState, hash: &str) -> Result<(Address, u64), ApiError> {
     let now = state.core.clock().now_ms();
     // With several nodes on one database, a logout on one must end the session on all:
     // no cache then, the database answers every time.
@@ -420,7 +420,7 @@ pub(crate) async fn session(state: &AppState, hash: &str) -> Result<(Address, u6
 #[utoipa::path(post, path = "/api/auth/logout", tag = "auth",
     responses((status = 204, description = "Logged out"), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
 pub async fn logout(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     _authed: Authed,
     headers: HeaderMap,
 ) -> Result<StatusCode, ApiError> {
@@ -449,7 +449,7 @@ pub const PURGE_BATCH: u32 = 1_000;
 /// expired (by the server's clock) or, with a shared database, no longer exist, and
 /// deletes a bounded batch ([`PURGE_BATCH`]) of expired sessions and login challenges,
 /// and drops this node's expired pending challenges and cached sessions.
-pub async fn sweep_sessions(state: AppState) {
+pub async fn sweep_sessions(state: ApiState) {
     let mut every = tokio::time::interval(SESSION_SWEEP);
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -504,7 +504,7 @@ pub struct MeView {
 #[utoipa::path(get, path = "/api/me", tag = "auth",
     responses((status = 200, body = MeView), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
 pub async fn me(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Authed(me): Authed,
 ) -> Result<Json<MeView>, ApiError> {
     let engine = state.core.read().await;

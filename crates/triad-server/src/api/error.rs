@@ -11,7 +11,7 @@ use serde::Serialize;
 use triad_engine::EngineError;
 use triad_rules::MoveError;
 
-use crate::{core::CoreError, store::StoreError};
+use crate::{core::CoreError, relay::RelayError, store::StoreError};
 
 /// An error body.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -494,6 +494,24 @@ impl From<StoreError> for ApiError {
             return ApiError::new(Api::StorageFull).retry_after(5);
         }
         ApiError::new(Api::StorageUnavailable).retry_after(1)
+    }
+}
+
+impl From<RelayError> for ApiError {
+    fn from(e: RelayError) -> Self {
+        match e {
+            RelayError::Engine(e) => e.into(),
+            RelayError::Protocol(e) => e.into(),
+            RelayError::Core(e) => e.into(),
+            RelayError::Store(e) => e.into(),
+            RelayError::NoGame(message) => ApiError::with_message(Api::NoGame, message),
+            RelayError::GameIdTaken(message) => ApiError::with_message(Api::GameIdTaken, message),
+            RelayError::GameOver(message) => {
+                let mut e = ApiError::from(EngineError::Move(MoveError::GameOver));
+                e.body.message = message;
+                e
+            }
+        }
     }
 }
 

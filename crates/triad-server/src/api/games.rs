@@ -12,7 +12,7 @@ use triad_rules::{GameKind, Mark, Player};
 use utoipa::{IntoParams, ToSchema};
 
 use super::{
-    ApiJson, AppState, Authed,
+    ApiJson, ApiState, Authed,
     error::{Api, ApiError, ErrorBody},
     views::{MatchView, PlayerView},
 };
@@ -122,7 +122,7 @@ pub(crate) fn prefers_minimal(headers: &HeaderMap) -> bool {
 /// The reply to a command: `Prefer: return=minimal` gets the short form, without reading
 /// the match (`focus` or the first event's) at all.
 async fn reply(
-    state: &AppState,
+    state: &ApiState,
     headers: &HeaderMap,
     receipt: Receipt,
     focus: Option<MatchId>,
@@ -196,7 +196,7 @@ pub(crate) fn idempotency_key(
 
 /// Runs a command and answers with the match it concerns (see [`reply`]).
 pub(crate) async fn run(
-    state: &AppState,
+    state: &ApiState,
     actor: Address,
     command: Command,
     headers: &HeaderMap,
@@ -238,7 +238,7 @@ fn default_first() -> StartChoice {
     responses((status = 201, body = CommandResult), (status = "4XX", body = ErrorBody)),
     security(("bearer" = [])))]
 pub async fn create_challenge(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Authed(me): Authed,
     headers: HeaderMap,
     ApiJson(req): ApiJson<ChallengeRequest>,
@@ -265,7 +265,7 @@ pub struct ChallengeList {
 #[utoipa::path(get, path = "/api/challenges", tag = "challenges",
     responses((status = 200, body = ChallengeList), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
 pub async fn list_challenges(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Authed(me): Authed,
 ) -> Result<Json<ChallengeList>, ApiError> {
     let engine = state.core.read().await;
@@ -336,7 +336,7 @@ impl AcceptRequest {
     request_body(content = Option<AcceptRequest>, description = "The terms I saw; optional"),
     responses((status = 201, body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
 pub async fn accept_challenge(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Authed(me): Authed,
     headers: HeaderMap,
     Path(id): Path<u64>,
@@ -360,7 +360,7 @@ pub async fn accept_challenge(
 #[utoipa::path(post, path = "/api/challenges/{id}/decline", tag = "challenges", params(("id" = u64, Path, description = "The challenge's match id")),
     responses((status = 201, body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
 pub async fn decline_challenge(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Authed(me): Authed,
     headers: HeaderMap,
     Path(id): Path<u64>,
@@ -381,7 +381,7 @@ pub async fn decline_challenge(
 #[utoipa::path(post, path = "/api/challenges/{id}/withdraw", tag = "challenges", params(("id" = u64, Path, description = "The challenge's match id")),
     responses((status = 201, body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
 pub async fn withdraw_challenge(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Authed(me): Authed,
     headers: HeaderMap,
     Path(id): Path<u64>,
@@ -414,7 +414,7 @@ pub struct QueueRequest {
 #[utoipa::path(post, path = "/api/queue", tag = "queue", request_body = QueueRequest,
     responses((status = 201, body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
 pub async fn join_queue(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Authed(me): Authed,
     headers: HeaderMap,
     ApiJson(req): ApiJson<QueueRequest>,
@@ -437,7 +437,7 @@ pub async fn join_queue(
 #[utoipa::path(delete, path = "/api/queue", tag = "queue",
     responses((status = 200, body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
 pub async fn leave_queue(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Authed(me): Authed,
     headers: HeaderMap,
 ) -> Result<impl IntoResponse, ApiError> {
@@ -491,7 +491,7 @@ fn default_side() -> Player {
 #[utoipa::path(post, path = "/api/computer", tag = "matches", request_body = ComputerRequest,
     responses((status = 201, body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
 pub async fn play_computer(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Authed(me): Authed,
     headers: HeaderMap,
     ApiJson(req): ApiJson<ComputerRequest>,
@@ -514,7 +514,7 @@ pub async fn play_computer(
 #[utoipa::path(get, path = "/api/matches/{id}", tag = "matches", params(("id" = u64, Path, description = "Match id")),
     responses((status = 200, body = MatchView), (status = 404, body = ErrorBody), (status = "4XX", body = ErrorBody)))]
 pub async fn get_match(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Path(id): Path<u64>,
 ) -> Result<Json<MatchView>, ApiError> {
     state
@@ -535,7 +535,7 @@ pub struct GameStateView {
 #[utoipa::path(get, path = "/api/matches/{id}/state", tag = "matches", params(("id" = u64, Path, description = "Match id")),
     responses((status = 200, body = GameStateView), (status = 404, body = ErrorBody), (status = "4XX", body = ErrorBody)))]
 pub async fn game_state(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Path(id): Path<u64>,
 ) -> Result<Json<GameStateView>, ApiError> {
     let view = get_match(State(state), Path(id)).await?;
@@ -562,7 +562,7 @@ pub struct MoveRequest {
 #[utoipa::path(post, path = "/api/matches/{id}/moves", tag = "matches", params(("id" = u64, Path, description = "Match id")), request_body = MoveRequest,
     responses((status = 201, body = CommandResult), (status = 200, body = CommandResult, description = "a duplicate"), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
 pub async fn make_move(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Authed(me): Authed,
     headers: HeaderMap,
     Path(id): Path<u64>,
@@ -581,7 +581,7 @@ pub async fn make_move(
 #[utoipa::path(post, path = "/api/matches/{id}/forfeit", tag = "matches", params(("id" = u64, Path, description = "Match id")),
     responses((status = 201, body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
 pub async fn forfeit(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Authed(me): Authed,
     headers: HeaderMap,
     Path(id): Path<u64>,
@@ -603,7 +603,7 @@ pub async fn forfeit(
 #[utoipa::path(post, path = "/api/matches/{id}/claim-timeout", tag = "matches", params(("id" = u64, Path, description = "Match id")),
     responses((status = 201, body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
 pub async fn claim_timeout(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Authed(me): Authed,
     headers: HeaderMap,
     Path(id): Path<u64>,
@@ -624,7 +624,7 @@ pub async fn claim_timeout(
 #[utoipa::path(post, path = "/api/matches/{id}/rematch", tag = "matches", params(("id" = u64, Path, description = "The ended match's id")),
     responses((status = 201, body = CommandResult), (status = 200, description = "A repeat of an earlier request", body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
 pub async fn rematch(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Authed(me): Authed,
     headers: HeaderMap,
     Path(id): Path<u64>,
@@ -690,7 +690,7 @@ fn limit(l: Option<u32>, default: u32, max: u32) -> Result<u32, ApiError> {
 #[utoipa::path(get, path = "/api/matches/{id}/events", tag = "matches", params(("id" = u64, Path, description = "Match id"), EventsQuery),
     responses((status = 200, body = EventPage), (status = "4XX", body = ErrorBody)))]
 pub async fn match_events(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Path(id): Path<u64>,
     Query(q): Query<EventsQuery>,
 ) -> Result<Json<EventPage>, ApiError> {
@@ -734,7 +734,7 @@ pub struct MatchPage {
 #[utoipa::path(get, path = "/api/matches", tag = "matches", params(MatchesQuery),
     responses((status = 200, body = MatchPage), (status = "4XX", body = ErrorBody)))]
 pub async fn list_matches(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Query(q): Query<MatchesQuery>,
 ) -> Result<Json<MatchPage>, ApiError> {
     let limit = limit(q.limit, 20, 100)?;
@@ -773,7 +773,7 @@ pub async fn list_matches(
 #[utoipa::path(get, path = "/api/players/{address}", tag = "players", params(("address" = String, Path, description = "0x + 64 hex digits")),
     responses((status = 200, body = PlayerView), (status = "4XX", body = ErrorBody)))]
 pub async fn get_player(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Path(address): Path<String>,
 ) -> Result<Json<PlayerView>, ApiError> {
     let address = parse_address(&address)?;
@@ -807,7 +807,7 @@ pub struct Leaderboard {
 #[utoipa::path(get, path = "/api/leaderboard", tag = "players", params(LeaderboardQuery),
     responses((status = 200, body = Leaderboard), (status = "4XX", body = ErrorBody)))]
 pub async fn leaderboard(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Query(q): Query<LeaderboardQuery>,
 ) -> Result<Json<Leaderboard>, ApiError> {
     let limit = limit(q.limit, 20, 100)?;

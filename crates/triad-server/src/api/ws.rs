@@ -61,7 +61,7 @@ use triad_engine::{Address, Command, MatchId};
 use triad_rules::Mark;
 
 use super::{
-    AppState, ClientIp,
+    ApiState, ClientIp,
     error::{Api, ApiError},
 };
 
@@ -158,7 +158,7 @@ const MAX_REF: usize = 128;
         (status = 429, body = super::error::ErrorBody, description = "too_many_open (219): this IP address has --max-websockets-per-ip WebSockets open; with Retry-After"),
         (status = "4XX", body = super::error::ErrorBody)))]
 pub async fn upgrade(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     ClientIp(client): ClientIp,
     connection_slot: Option<Extension<ConnectionSlot>>,
     Query(query): Query<WsQuery>,
@@ -301,7 +301,7 @@ type Session = Option<(Address, String)>;
 
 async fn connection(
     mut socket: WebSocket,
-    state: AppState,
+    state: ApiState,
     opened_with: Option<(Address, String, u64)>,
     client: IpAddr,
 ) {
@@ -446,7 +446,7 @@ async fn connection(
 
 /// Handles one client message.
 async fn handle(
-    state: &AppState,
+    state: &ApiState,
     socket: &mut WebSocket,
     session: &mut Session,
     (id, client): (u64, IpAddr),
@@ -534,7 +534,7 @@ const MATCH_CATCH_UP_COST: u32 = 32;
 /// it is refused with `rate_limited` and `retry_after_s`, naming the topic and the `seq` to
 /// subscribe from again.
 async fn subscribe(
-    state: &AppState,
+    state: &ApiState,
     socket: &mut WebSocket,
     (id, client): (u64, IpAddr),
     delivered: &mut HashMap<String, u64>,
@@ -558,8 +558,12 @@ async fn subscribe(
     // queue and are dropped as duplicates if the log already had them.
     state.hub.subscribe(id, &topic);
     // `apps:<address>` is the agents' inbox, numbered by message, not by event.
-    let page: Result<Vec<(u64, String)>, ApiError> = match crate::apps::topic_owner(&topic) {
-        Some(owner) => crate::apps::frames(state, owner, last, CATCH_UP_PAGE).await,
+    let page: Result<Vec<(u64, String)>, ApiError> = match crate::relay::topic_owner(&topic) {
+        Some(owner) => state
+            .relay
+            .frames(owner, last, CATCH_UP_PAGE)
+            .await
+            .map_err(ApiError::from),
         None => state
             .store
             .topic_events(&topic, last, CATCH_UP_PAGE)
@@ -620,7 +624,7 @@ async fn subscribe(
 /// A move sent on the socket: the session is checked again (a logout ends it), the
 /// per-address rate limit applies, and the engine answers as for `POST …/moves`.
 async fn play(
-    state: &AppState,
+    state: &ApiState,
     session: Option<&(Address, String)>,
     match_id: MatchId,
     seq: u8,
@@ -658,7 +662,7 @@ fn resolve_topic(topic: &str, address: Option<Address>) -> Result<String, ApiErr
                 "log in (send an auth message) to follow your inbox",
             )
         }),
-        "apps" => address.map(crate::apps::topic).ok_or_else(|| {
+        "apps" => address.map(crate::relay::topic).ok_or_else(|| {
             ApiError::with_message(
                 Api::Unauthorized,
                 "log in (send an auth message) to follow your agents' inbox",

@@ -1,6 +1,6 @@
 //! The agents' relay over HTTP: send seed 4's app actions to another address, read your
 //! inbox by long-poll, and read an app's manifest. The rules and the engine mapping are in
-//! [`crate::apps`]; the WebSocket topic `apps` carries the same inbox live.
+//! [`crate::relay`]; the WebSocket topic `apps` carries the same inbox live.
 
 use std::time::Duration;
 
@@ -15,12 +15,12 @@ use triad_protocol::{App, Message, Signed};
 use utoipa::{IntoParams, ToSchema};
 
 use super::{
-    ApiJson, AppState, Authed, ClientIp,
+    ApiJson, ApiState, Authed, ClientIp,
     error::{Api, ApiError, ErrorBody},
     games::idempotency_key,
     views::MatchView,
 };
-use crate::apps::{InboxMessage, Outgoing};
+use crate::relay::{InboxMessage, Outgoing};
 
 /// An app action for another agent: seed 4's `{to, appId, action, payload}`.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -71,7 +71,7 @@ pub struct SendResponse {
         (status = "4XX", body = ErrorBody)),
     security(("bearer" = [])))]
 pub async fn send_message(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Authed(me): Authed,
     headers: HeaderMap,
     ApiJson(req): ApiJson<SendRequest>,
@@ -90,7 +90,7 @@ pub async fn send_message(
         signed: req.signed,
         seen: req.match_id.map(triad_engine::MatchId),
     };
-    let sent = crate::apps::send(&state, me, out, key).await?;
+    let sent = state.relay.send(me, out, key).await?;
     let match_ = state.match_view(sent.match_id).await?;
     let status = if sent.duplicate {
         StatusCode::OK
@@ -140,7 +140,7 @@ pub struct InboxPage {
         (status = "4XX", body = ErrorBody)),
     security(("bearer" = [])))]
 pub async fn inbox(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     ClientIp(client): ClientIp,
     Authed(me): Authed,
     Query(q): Query<InboxQuery>,
@@ -173,7 +173,7 @@ pub async fn inbox(
                 .map_err(|why| state.long_polls.refusal(why))?,
         )
     };
-    let messages = crate::apps::poll(&state, me, q.after, limit, wait).await?;
+    let messages = state.relay.poll(me, q.after, limit, wait).await?;
     let next_after = messages.last().map_or(q.after, |m| m.id);
     Ok(Json(InboxPage {
         messages,
