@@ -11,7 +11,13 @@ use serde::Serialize;
 use triad_engine::EngineError;
 use triad_rules::MoveError;
 
-use crate::{core::CoreError, relay::RelayError, store::StoreError};
+use crate::{
+    bounds::{Refusal, Refused},
+    core::CoreError,
+    relay::RelayError,
+    store::StoreError,
+    web::NotServed,
+};
 
 /// An error body.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -510,6 +516,62 @@ impl From<RelayError> for ApiError {
                 let mut e = ApiError::from(EngineError::Move(MoveError::GameOver));
                 e.body.message = message;
                 e
+            }
+        }
+    }
+}
+
+impl From<Refusal> for ApiError {
+    fn from(r: Refusal) -> Self {
+        match r.why {
+            Refused::Client => ApiError::with_message(
+                Api::TooManyOpen,
+                format!(
+                    "this IP address has {} {} open, the most allowed; close one, or wait as Retry-After says",
+                    r.limit, r.what
+                ),
+            )
+            .retry_after(5),
+            Refused::Server => ApiError::with_message(
+                Api::TooManyConnections,
+                format!(
+                    "the server has {} {} open, the most it takes; try again shortly",
+                    r.limit, r.what
+                ),
+            )
+            .retry_after(5),
+        }
+    }
+}
+
+/// A connection, WebSocket or long-poll refused, in the API's error shape (the listener
+/// answers a connection refused before its request is read with it too).
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        ApiError::from(self).into_response()
+    }
+}
+
+/// What the web app does not serve, in the API's error shape.
+impl IntoResponse for NotServed {
+    fn into_response(self) -> Response {
+        match self {
+            NotServed::ApiPath => ApiError::new(Api::NotFound).into_response(),
+            NotServed::NoSuchFile => ApiError::with_message(
+                Api::NotFound,
+                "there is nothing here; the app is at / and the API is described at /api/openapi.json",
+            )
+            .into_response(),
+            NotServed::MethodNotAllowed => {
+                let mut response = ApiError::with_message(
+                    Api::MethodNotAllowed,
+                    "the web app's files and pages take GET and HEAD only",
+                )
+                .into_response();
+                response
+                    .headers_mut()
+                    .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+                response
             }
         }
     }

@@ -458,7 +458,7 @@ pub fn router(state: ApiState) -> Router {
     let in_flight = Arc::new(Semaphore::new(state.settings.max_in_flight_requests));
     router
         // The web app's files and pages; `/api/…` paths no route matched are `not_found`.
-        .fallback(crate::web::serve)
+        .fallback(web_app)
         .layer(
             ServiceBuilder::new()
                 // Outermost, so that every answer has them: the limiter's, the timeout's.
@@ -495,6 +495,16 @@ pub fn router(state: ApiState) -> Router {
         )
         .layer(DefaultBodyLimit::max(state.settings.max_body_bytes))
         .with_state(state)
+}
+
+/// The router's fallback: the web app's files and pages ([`crate::web`]), or, when it
+/// has none, the reason in the API's error shape.
+async fn web_app(
+    method: axum::http::Method,
+    uri: axum::http::Uri,
+    headers: HeaderMap,
+) -> Result<Response, crate::web::NotServed> {
+    crate::web::serve(&method, &uri, &headers)
 }
 
 /// Whether a path is the API's (answers about one player, at one moment) rather than the
