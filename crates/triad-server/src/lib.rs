@@ -14,6 +14,7 @@
 
 pub mod api;
 pub mod relay;
+pub mod sessions;
 pub mod bounds;
 pub mod cluster;
 pub mod config;
@@ -33,7 +34,8 @@ use tokio::net::TcpListener;
 
 pub use crate::config::{ServeArgs, Settings};
 use crate::{
-    api::{ApiState, Limits, auth::AuthState},
+    api::{ApiState, Limits},
+    sessions::Sessions,
     core::{Clock, Core},
     hub::Hub,
     store::Store,
@@ -117,11 +119,10 @@ pub async fn start(mut settings: Settings) -> Result<Running, ServeError> {
     // on a shared database checks the others' challenges.
     let challenge_key = store
         .setting_or_insert(
-            api::auth::CHALLENGE_KEY_SETTING,
-            &AuthState::new_key().map_err(ServeError::Settings)?,
+            sessions::CHALLENGE_KEY_SETTING,
+            &Sessions::new_key().map_err(ServeError::Settings)?,
         )
         .await?;
-    let auth = AuthState::new(&challenge_key).map_err(ServeError::Settings)?;
     let engine = store.load_engine(settings.engine_config(seed)).await?;
     if engine.config().owner.is_zero() {
         tracing::warn!(
@@ -141,6 +142,14 @@ pub async fn start(mut settings: Settings) -> Result<Running, ServeError> {
         Clock::System
     });
     let hub = Hub::default();
+    let sessions = Sessions::new(
+        store.clone(),
+        hub.clone(),
+        clock.clone(),
+        &challenge_key,
+        settings.session_ttl_ms,
+    )
+    .map_err(ServeError::Settings)?;
     let (core, core_task) = Core::start(engine, store.clone(), hub.clone(), clock);
     let relay = Arc::new(relay::Relay::new(core.clone(), store.clone(), hub.clone()));
     let openapi = api::openapi();
@@ -161,7 +170,7 @@ pub async fn start(mut settings: Settings) -> Result<Running, ServeError> {
             settings.max_in_flight_requests,
         ),
         settings: Arc::new(settings),
-        auth: Arc::new(auth),
+        sessions: Arc::new(sessions),
         metrics: prometheus(),
         openapi: Arc::new(openapi),
         relay,
@@ -174,7 +183,7 @@ pub async fn start(mut settings: Settings) -> Result<Running, ServeError> {
             relay: state.relay.clone(),
         }));
     }
-    tokio::spawn(api::auth::sweep_sessions(state.clone()));
+    tokio::spawn(state.sessions.clone().sweep_every());
     let limits = state.limits.clone();
     tokio::spawn(async move {
         loop {

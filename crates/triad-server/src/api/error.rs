@@ -15,6 +15,7 @@ use crate::{
     bounds::{Refusal, Refused},
     core::CoreError,
     relay::RelayError,
+    sessions::SessionError,
     store::StoreError,
     web::NotServed,
 };
@@ -517,6 +518,41 @@ impl From<RelayError> for ApiError {
                 e.body.message = message;
                 e
             }
+        }
+    }
+}
+
+/// A login refusal: only a bad `public_key` is an invalid key; a signature of the wrong
+/// length is a bad signature, like any other malformed one.
+fn auth_error(e: &triad_identity::AuthError) -> ApiError {
+    use triad_identity::AuthError as A;
+    match e {
+        A::InvalidHex {
+            field: "public_key",
+            ..
+        }
+        | A::InvalidPublicKey
+        | A::WeakPublicKey => ApiError::with_message(Api::InvalidPublicKey, e.to_string()),
+        A::UnknownScheme { .. } => ApiError::with_message(Api::UnknownScheme, e.to_string()),
+        A::ChallengeExpired { .. } | A::ChallengeNotYetValid { .. } => {
+            ApiError::with_message(Api::UnknownChallenge, e.to_string())
+        }
+        _ => ApiError::with_message(Api::BadSignature, e.to_string()),
+    }
+}
+
+impl From<SessionError> for ApiError {
+    fn from(e: SessionError) -> Self {
+        match e {
+            SessionError::InvalidToken => ApiError::new(Api::InvalidToken),
+            SessionError::TokenExpired => ApiError::new(Api::TokenExpired),
+            SessionError::UnknownChallenge => ApiError::new(Api::UnknownChallenge),
+            SessionError::OtherKey => ApiError::with_message(Api::BadSignature, e.to_string()),
+            SessionError::Auth(e) => auth_error(&e),
+            SessionError::NoRandomness => {
+                ApiError::with_message(Api::StorageUnavailable, e.to_string())
+            }
+            SessionError::Store(e) => e.into(),
         }
     }
 }

@@ -82,8 +82,8 @@ pub struct Shared {
     pub hub: Hub,
     /// The settings in force.
     pub settings: Arc<Settings>,
-    /// Login challenges and the session cache.
-    pub auth: Arc<auth::AuthState>,
+    /// Login challenges and sessions.
+    pub sessions: Arc<crate::sessions::Sessions>,
     /// Rate limiters.
     pub limits: Arc<Limits>,
     /// The Prometheus exporter.
@@ -187,7 +187,8 @@ impl ApiState {
     /// # Errors
     /// When the token is unknown, forged, revoked or expired.
     pub async fn authenticate(&self, token: &str) -> Result<Address, ApiError> {
-        auth::authenticate(self, token).await
+        let (address, _, _) = self.sessions.authenticate(token).await?;
+        Ok(address)
     }
 
     /// Counts one request against `address`'s rate limit.

@@ -177,7 +177,7 @@ pub async fn upgrade(
         .token
         .or_else(|| super::bearer(&headers).map(str::to_owned));
     let session = match token {
-        Some(t) => match super::auth::authenticate_token(&state, &t).await {
+        Some(t) => match state.sessions.authenticate(&t).await.map_err(ApiError::from) {
             Ok(found) => Some(found),
             Err(e) => return e.into_response(),
         },
@@ -293,10 +293,9 @@ async fn drain(socket: &mut WebSocket) {
     .await;
 }
 
-/// A socket's login: the address, and the token it proved it with (checked again at every
-/// move, so that a logout ends what the socket may do).
 /// Who the socket is logged in as, and the hash of the token that says so
-/// ([`auth::token_hash`](super::auth::token_hash)), checked again at every move.
+/// ([`token_hash`](crate::sessions::token_hash)), checked again at every move, so that a
+/// logout ends what the socket may do.
 type Session = Option<(Address, String)>;
 
 async fn connection(
@@ -462,7 +461,7 @@ async fn handle(
             send(socket, Utf8Bytes::from_static(r#"{"type":"pong"}"#)).await,
         )),
         ClientMessage::Auth { token } => {
-            let (a, hash, expires) = super::auth::authenticate_token(state, &token).await?;
+            let (a, hash, expires) = state.sessions.authenticate(&token).await?;
             state.hub.set_session(id, &hash, expires);
             *session = Some((a, hash));
             let reply = serde_json::json!({"type": "authed", "address": a.to_string()});
@@ -506,7 +505,7 @@ async fn handle(
             // A session that ended since the socket logged in subscribes to nothing more
             // (the sweep closes such a socket within seconds; this closes it now).
             if let Some((_, hash)) = session.as_ref()
-                && let Err(e) = super::auth::authenticate_hash(state, hash).await
+                && let Err(e) = state.sessions.session(hash).await.map_err(ApiError::from)
             {
                 // A failing database is not an ended session.
                 if e.status != axum::http::StatusCode::UNAUTHORIZED {
@@ -637,7 +636,7 @@ async fn play(
             "log in (send an auth message, or connect with ?token=) before sending a move",
         ));
     };
-    let me = super::auth::authenticate_hash(state, hash).await?;
+    let (me, _) = state.sessions.session(hash).await?;
     state.check_address_rate(me)?;
     let command = Command::Move {
         match_id,
