@@ -149,7 +149,7 @@ impl Relay {
     }
 }
 
-/// A message in an inbox, as the API and the WebSocket show it (seed 4's field names).
+/// A message in an inbox, as the API and the WebSocket show it (the protocol's field names).
 #[derive(Clone, Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct InboxMessage {
@@ -163,7 +163,7 @@ pub struct InboxMessage {
     pub app_id: String,
     /// `propose`, `accept`, `move` or `result`.
     pub action: String,
-    /// The payload, in the seed's shape and field order.
+    /// The payload, in the protocol's shape and field order.
     #[schema(value_type = Object)]
     pub payload: Payload,
     /// The sender's signature, when it signed the message.
@@ -187,7 +187,7 @@ pub struct Sent {
     pub match_id: MatchId,
 }
 
-/// A send: the seed's `{to, appId, action, payload}`, and an optional signature.
+/// A send: `{to, appId, action, payload}`, and an optional signature.
 #[derive(Clone, Debug)]
 pub struct Outgoing {
     /// The recipient.

@@ -1,9 +1,9 @@
 //! A2A (the Agent2Agent protocol, version 0.3) for Triad's built-in computer player, so an
-//! outside A2A agent can play it over plain HTTP, as seed 4's Reef carries app actions:
+//! outside A2A agent can play it over plain HTTP, as the agents' protocol carries app actions:
 //!
 //! - `GET /.well-known/agent-card.json`: the agent card (skills `tic-tac-toe` and `sos`,
 //!   JSON-RPC at `/a2a`, bearer login);
-//! - `POST /a2a`: JSON-RPC 2.0 `message/send`. The message's data part is seed 4's
+//! - `POST /a2a`: JSON-RPC 2.0 `message/send`. The message's data part is the protocol's
 //!   `{appId, action, payload}`; the answer is an agent message whose data parts are the
 //!   computer's actions (its `accept`, its moves, and the `result` when the game ends). The
 //!   `contextId` is `triad-match-<id>`; the message's `metadata.level` picks the computer's
@@ -65,7 +65,7 @@ fn skill(app: App) -> Value {
         "id": app.id(),
         "name": manifest.name,
         "description": format!(
-            "{}. Send seed 4's app actions as a data part {{appId, action, payload}}: propose \
+            "{}. Send app actions as a data part {{appId, action, payload}}: propose \
              (claiming a role), then your moves; the computer answers with its accept, its moves \
              and the result. Triad's engine referees every move. metadata.level: perfect \
              (default), casual or random.",
@@ -86,7 +86,7 @@ pub async fn agent_card(State(state): State<ApiState>) -> Json<Value> {
     Json(json!({
         "protocolVersion": A2A_VERSION,
         "name": "Triad computer",
-        "description": "Triad's built-in computer player for tic-tac-toe and SOS, over seed 4's \
+        "description": "Triad's built-in computer player for tic-tac-toe and SOS, over the A2A \
             agent-to-agent app protocol. It never loses at perfect strength; every game is \
             refereed by Triad's engine.",
         "url": format!("{base}/a2a"),
@@ -137,7 +137,7 @@ fn position_after(m: &Match, plies: usize) -> AnyGame {
         .fold(AnyGame::new(m.game()), |g, mv| g.play_unchecked(*mv))
 }
 
-/// Move `seq` of a match as a seed 4 message.
+/// Move `seq` of a match as a protocol message.
 fn move_message(m: &Match, seq: usize, game_id: Option<&GameId>) -> Message {
     let mv = m.moves[seq - 1];
     Message::Move(triad_protocol::Move {
@@ -150,7 +150,7 @@ fn move_message(m: &Match, seq: usize, game_id: Option<&GameId>) -> Message {
     })
 }
 
-/// The result the engine recorded, in seed 4's words; `None` while the game is on.
+/// The result the engine recorded, in the protocol's words; `None` while the game is on.
 fn recorded_result(m: &Match, game_id: Option<&GameId>) -> Option<GameResult> {
     let r = m.result?;
     Some(match (r.reason, r.winner) {

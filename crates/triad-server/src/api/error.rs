@@ -23,7 +23,7 @@ use crate::{
 /// An error body.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ErrorBody {
-    /// Stable numeric code: 0-5 rules (0-3 as in seed 1), 100-199 engine, 200-299 API
+    /// Stable numeric code: 0-5 rules (0-3 as in the `tictactoe` contract), 100-199 engine, 200-299 API
     /// (220-233: the agents' protocol).
     pub code: u16,
     /// Stable snake_case name.
@@ -93,8 +93,8 @@ pub enum Api {
     UnknownAction,
     /// 222: the payload is not what the action requires.
     InvalidPayload,
-    /// 223: the move's board is not the board before it plus the move (seed 4's
-    /// state conflict).
+    /// 223: the move's board is not the board before it plus the move (the
+    /// protocol's state conflict).
     StateConflict,
     /// 224: the message is not allowed at this point of the game.
     OutOfTurn,

@@ -119,15 +119,23 @@ pub(crate) fn prefers_minimal(headers: &HeaderMap) -> bool {
     false
 }
 
-/// The reply to a command: `Prefer: return=minimal` gets the short form, without reading
-/// the match (`focus` or the first event's) at all.
-async fn reply(
-    state: &ApiState,
-    headers: &HeaderMap,
-    receipt: Receipt,
-    focus: Option<MatchId>,
-) -> Result<CommandReply, ApiError> {
-    let id = focus
+impl CommandAck {
+    /// The short answer to a command that concerns `match_id`: over HTTP with
+    /// `Prefer: return=minimal`, and on the WebSocket as a move's `ack`.
+    #[must_use]
+    pub fn new(receipt: &Receipt, match_id: Option<MatchId>) -> CommandAck {
+        CommandAck {
+            match_id: match_id.map(|id| id.0),
+            event_seqs: receipt.events.iter().map(|e| e.seq).collect(),
+            duplicate: receipt.duplicate.is_some(),
+        }
+    }
+}
+
+/// The match a command's answer concerns: `focus`, else the first event's, else, for a
+/// resend, the original's (never another).
+fn answered_match(receipt: &Receipt, focus: Option<MatchId>) -> Option<MatchId> {
+    focus
         .or_else(|| {
             receipt
                 .events
@@ -136,24 +144,41 @@ async fn reply(
         })
         .or(match receipt.duplicate {
             Some(triad_engine::Duplicate::Move { match_id, .. }) => Some(match_id),
-            // A resend is answered with the original's match, never another.
             Some(triad_engine::Duplicate::Command { match_id, .. }) => match_id,
             None => None,
-        });
+        })
+}
+
+/// Runs `command` for `actor` and answers with its [`CommandAck`]: the WebSocket's moves.
+///
+/// # Errors
+/// The engine's refusal, or a storage failure.
+pub(crate) async fn execute_for_ack(
+    state: &ApiState,
+    actor: Address,
+    command: Command,
+    focus: Option<MatchId>,
+) -> Result<CommandAck, ApiError> {
+    let receipt = state.core.execute(actor, command, None).await?;
+    Ok(CommandAck::new(&receipt, answered_match(&receipt, focus)))
+}
+
+/// The reply to a command: `Prefer: return=minimal` gets the short form, without reading
+/// the match (`focus` or the first event's) at all.
+async fn reply(
+    state: &ApiState,
+    headers: &HeaderMap,
+    receipt: Receipt,
+    focus: Option<MatchId>,
+) -> Result<CommandReply, ApiError> {
+    let id = answered_match(&receipt, focus);
     let status = if receipt.events.is_empty() {
         StatusCode::OK
     } else {
         StatusCode::CREATED
     };
     if prefers_minimal(headers) {
-        return Ok(CommandReply::Minimal(
-            status,
-            CommandAck {
-                match_id: id.map(|id| id.0),
-                event_seqs: receipt.events.iter().map(|e| e.seq).collect(),
-                duplicate: receipt.duplicate.is_some(),
-            },
-        ));
+        return Ok(CommandReply::Minimal(status, CommandAck::new(&receipt, id)));
     }
     let match_ = match id {
         Some(id) => state.match_view(id).await?,
@@ -233,7 +258,7 @@ fn default_first() -> StartChoice {
     StartChoice::Challenger
 }
 
-/// Challenge another player (seeds 1, 2, 4). The stake is escrowed; the opponent must accept.
+/// Challenge another player (also how agents' games start). The stake is escrowed; the opponent must accept.
 #[utoipa::path(post, path = "/api/challenges", tag = "challenges", request_body = ChallengeRequest,
     responses((status = 201, body = CommandResult), (status = "4XX", body = ErrorBody)),
     security(("bearer" = [])))]
@@ -410,7 +435,7 @@ pub struct QueueRequest {
     pub stake: Amount,
 }
 
-/// Join the queue (seed 3's `play()`): wait, or start against the earliest waiting player.
+/// Join the queue (the `cryptosos` contract's `play()`): wait, or start against the earliest waiting player.
 #[utoipa::path(post, path = "/api/queue", tag = "queue", request_body = QueueRequest,
     responses((status = 201, body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
 pub async fn join_queue(
@@ -432,7 +457,7 @@ pub async fn join_queue(
     .await
 }
 
-/// Leave the queue (seed 3's `cancel()`). With a stake, only after the wait time; the error
+/// Leave the queue (the contract's `cancel()`). With a stake, only after the wait time; the error
 /// says how long is left. A DELETE creates nothing: it answers 200.
 #[utoipa::path(delete, path = "/api/queue", tag = "queue",
     responses((status = 200, body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
@@ -487,7 +512,7 @@ fn default_side() -> Player {
     Player::First
 }
 
-/// Start a match against the built-in solver (seed 5). No stake.
+/// Start a match against the built-in solver. No stake.
 #[utoipa::path(post, path = "/api/computer", tag = "matches", request_body = ComputerRequest,
     responses((status = 201, body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
 pub async fn play_computer(
@@ -524,14 +549,14 @@ pub async fn get_match(
         .ok_or_else(|| ApiError::from(triad_engine::EngineError::UnknownMatch))
 }
 
-/// Seed 3's `getGameState()`.
+/// A match's board as a string (the `cryptosos` contract's `getGameState()`).
 #[derive(Debug, Serialize, ToSchema)]
 pub struct GameStateView {
     /// 9 characters from {-, X, O} or {-, S, O}; the first is square 1 (cell 0).
     pub state: String,
 }
 
-/// Seed 3's `getGameState()`: the board as a 9-character string.
+/// The `cryptosos` contract's `getGameState()`: the board as a 9-character string.
 #[utoipa::path(get, path = "/api/matches/{id}/state", tag = "matches", params(("id" = u64, Path, description = "Match id")),
     responses((status = 200, body = GameStateView), (status = 404, body = ErrorBody), (status = "4XX", body = ErrorBody)))]
 pub async fn game_state(
@@ -577,7 +602,7 @@ pub async fn make_move(
     run(&state, me, command, &headers, Some(MatchId(id))).await
 }
 
-/// Give up: the opponent wins (seed 2).
+/// Give up: the opponent wins.
 #[utoipa::path(post, path = "/api/matches/{id}/forfeit", tag = "matches", params(("id" = u64, Path, description = "Match id")),
     responses((status = 201, body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
 pub async fn forfeit(
@@ -598,7 +623,7 @@ pub async fn forfeit(
     .await
 }
 
-/// Claim the win when the opponent is too slow (seed 3's `ur2slow()`), or abort a match whose
+/// Claim the win when the opponent is too slow (the `cryptosos` contract's `ur2slow()`), or abort a match whose
 /// first move never came.
 #[utoipa::path(post, path = "/api/matches/{id}/claim-timeout", tag = "matches", params(("id" = u64, Path, description = "Match id")),
     responses((status = 201, body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
@@ -769,7 +794,7 @@ pub async fn list_matches(
     }))
 }
 
-/// A player's stats, rating and active match (seed 1's "board by address").
+/// A player's stats, rating and active match (the `tictactoe` contract's board by address).
 #[utoipa::path(get, path = "/api/players/{address}", tag = "players", params(("address" = String, Path, description = "0x + 64 hex digits")),
     responses((status = 200, body = PlayerView), (status = "4XX", body = ErrorBody)))]
 pub async fn get_player(
@@ -788,7 +813,7 @@ pub async fn get_player(
 /// The leaderboard's order.
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct LeaderboardQuery {
-    /// rating (default) or wins (seed 3's hall of fame).
+    /// rating (default) or wins (the hall of fame).
     pub by: Option<String>,
     /// At most this many (1-100, default 20).
     pub limit: Option<u32>,

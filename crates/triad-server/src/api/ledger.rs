@@ -161,7 +161,7 @@ pub async fn reserve(
     }))
 }
 
-/// Owner only: move the whole reserve to the owner's balance (seed 3's `collectProfit()`).
+/// Owner only: move the whole reserve to the owner's balance (the `cryptosos` contract's `collectProfit()`).
 #[utoipa::path(post, path = "/api/ledger/collect", tag = "ledger",
     responses((status = 201, body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
 pub async fn collect(

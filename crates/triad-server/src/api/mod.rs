@@ -284,14 +284,14 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
     modifiers(&BearerAuth),
     tags(
         (name = "auth", description = "Ed25519 challenge-response login"),
-        (name = "challenges", description = "Direct challenges, with consent (seeds 1, 2, 4)"),
-        (name = "queue", description = "The open queue (seed 3's play and cancel)"),
+        (name = "challenges", description = "Direct challenges, with consent"),
+        (name = "queue", description = "The open queue: join, wait, leave"),
         (name = "matches", description = "Playing, the computer, history"),
         (name = "players", description = "Stats, ratings, the hall of fame"),
         (name = "ledger", description = "Balances, deposits, withdrawals, the reserve"),
         (name = "realtime", description = "The WebSocket"),
         (name = "system", description = "Health, metrics, this document"),
-        (name = "agents", description = "Seed 4's agent-to-agent app messages, relayed and refereed; A2A for the computer"),
+        (name = "agents", description = "Agent-to-agent app messages (the A2A tic-tac-toe protocol), relayed and refereed; A2A for the computer"),
     )
 )]
 struct ApiDoc;

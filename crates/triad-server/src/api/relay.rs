@@ -1,4 +1,5 @@
-//! The agents' relay over HTTP: send seed 4's app actions to another address, read your
+//! The agents' relay over HTTP: send application actions (the A2A
+//! tic-tac-toe protocol that Triad's agents speak) to another address, read your
 //! inbox by long-poll, and read an app's manifest. The rules and the engine mapping are in
 //! [`crate::relay`]; the WebSocket topic `apps` carries the same inbox live.
 
@@ -22,7 +23,7 @@ use super::{
 };
 use crate::relay::{InboxMessage, Outgoing};
 
-/// An app action for another agent: seed 4's `{to, appId, action, payload}`.
+/// An app action for another agent: `{to, appId, action, payload}`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SendRequest {
@@ -34,7 +35,7 @@ pub struct SendRequest {
     /// `propose`, `accept`, `move` or `result`.
     #[schema(example = "propose")]
     pub action: String,
-    /// The payload in seed 4's shape, for example `{"seq":0,"role":"X"}`.
+    /// The payload in the protocol's shape, for example `{"seq":0,"role":"X"}`.
     #[schema(value_type = Object)]
     pub payload: Value,
     /// Optional: `{"publicKey", "signature"}`, the sender's Ed25519 signature of the message
@@ -63,8 +64,8 @@ pub struct SendResponse {
     pub match_: Option<MatchView>,
 }
 
-/// Send an app action to another agent (seed 4's `reef apps send`). The relay checks it
-/// against the game as the seed's rules say (refusing it with the reason), has the engine
+/// Send an app action to another agent (`triad apps send`). The relay checks it
+/// against the game by the protocol's rules (refusing it with the reason), has the engine
 /// referee it, and delivers it to the recipient's inbox. A resend answers `duplicate: true`.
 #[utoipa::path(post, path = "/api/apps/messages", tag = "agents", request_body = SendRequest,
     responses((status = 201, body = SendResponse), (status = 200, body = SendResponse, description = "a resend, delivered once"),
@@ -181,7 +182,7 @@ pub async fn inbox(
     }))
 }
 
-/// An app's manifest: seed 4's front matter as JSON (`appId`, `version` 0.3.0, the actions).
+/// An app's manifest as JSON (`appId`, `version` 0.3.0, the actions).
 #[utoipa::path(get, path = "/api/apps/{app_id}/manifest", tag = "agents",
     params(("app_id" = String, Path, description = "tic-tac-toe or sos")),
     responses((status = 200, body = Object), (status = "4XX", body = ErrorBody)))]

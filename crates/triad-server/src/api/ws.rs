@@ -13,7 +13,7 @@
 //!   against the IP address's budget (`--replay-events-per-ip`): past it the answer is
 //!   `{"type":"error","code":207,"topic":…,"seq":…,"retry_after_s":…}`, and the client
 //!   subscribes again from `seq` after that many seconds;
-//! - `{"type":"subscribe","topic":"apps","since":<id>}`: the agents' inbox (seed 4's app
+//! - `{"type":"subscribe","topic":"apps","since":<id>}`: the agents' inbox (their application
 //!   messages): every message after the cursor `since`, then live ones, each as
 //!   `{"type":"app_message","topic":"apps:0x…","seq":<id>,"message":{…}}`;
 //! - `{"type":"unsubscribe","topic":…}`; `{"type":"ping"}`;
@@ -644,12 +644,7 @@ async fn play(
         cell,
         mark,
     };
-    let receipt = state.core.execute(me, command, None).await?;
-    Ok(super::games::CommandAck {
-        match_id: Some(match_id.0),
-        event_seqs: receipt.events.iter().map(|e| e.seq).collect(),
-        duplicate: receipt.duplicate.is_some(),
-    })
+    super::games::execute_for_ack(state, me, command, Some(match_id)).await
 }
 
 fn resolve_topic(topic: &str, address: Option<Address>) -> Result<String, ApiError> {
