@@ -6,11 +6,15 @@
 //! finishes in-flight commands, closes every WebSocket with a close frame and checkpoints
 //! the database.
 //!
-//! The layers, from the outside in: [`api`] turns requests into engine commands and views;
-//! [`core::Core`] owns the engine, batches commands and commits each batch's events in one
-//! transaction before answering; [`store::Store`] is the event log and its projections;
-//! [`hub::Hub`] fans committed events out to WebSocket subscribers. [`web`] serves the web
-//! app, embedded in the binary, at `/`.
+//! The layers, from the outside in: [`api`] only translates, requests into calls of the
+//! services below and their results back into answers; [`core::Core`] owns the engine,
+//! batches commands and commits each batch's events in one transaction before answering;
+//! [`relay::Relay`] is the agents' relay, [`sessions::Sessions`] logins and sessions;
+//! [`store::Store`] is the event log, its projections and every other table (it runs every
+//! SQL statement); [`hub::Hub`] fans committed events out to WebSocket subscribers;
+//! [`cluster`] follows the other nodes on a shared database. [`web`] serves the web app,
+//! embedded in the binary, at `/`. Data flows one way, and no module below [`api`] imports
+//! from it.
 
 pub mod api;
 pub mod relay;
@@ -86,7 +90,7 @@ fn prometheus() -> PrometheusHandle {
 /// A running server's parts, for tests and for [`serve`].
 #[derive(Debug)]
 pub struct Running {
-    /// The application state.
+    /// The API's state: the services and the settings.
     pub state: ApiState,
     core_task: tokio::task::JoinHandle<()>,
 }
