@@ -17,14 +17,14 @@
 //! from it.
 
 pub mod api;
-pub mod relay;
-pub mod sessions;
 pub mod bounds;
 pub mod cluster;
 pub mod config;
 pub mod core;
 pub mod hub;
 pub mod listen;
+pub mod relay;
+pub mod sessions;
 pub mod store;
 pub mod web;
 
@@ -39,9 +39,9 @@ use tokio::net::TcpListener;
 pub use crate::config::{ServeArgs, Settings};
 use crate::{
     api::{ApiState, Limits},
-    sessions::Sessions,
     core::{Clock, Core},
     hub::Hub,
+    sessions::Sessions,
     store::Store,
 };
 

@@ -384,7 +384,8 @@ impl Relay {
         app: App,
         game_id: Option<&GameId>,
     ) -> Result<AgentGame, RelayError> {
-        let game = self.find_game(me, to, game_id)
+        let game = self
+            .find_game(me, to, game_id)
             .await?
             .ok_or_else(|| no_game(to, app, game_id))?;
         if game.game_id.as_ref() != game_id {
@@ -434,8 +435,9 @@ impl Relay {
             Message::Move(m) => self.play(me, to, app, m, key).await?,
             Message::Result(r) => self.declare(me, to, app, r, key).await?,
         };
-        let (id, duplicate) =
-            self.store_message(me, to, app, &message, signed.as_ref(), match_id).await?;
+        let (id, duplicate) = self
+            .store_message(me, to, app, &message, signed.as_ref(), match_id)
+            .await?;
         Ok(Sent {
             id,
             duplicate,
@@ -513,7 +515,8 @@ impl Relay {
                 let m = self.match_of(match_id).await?;
                 let orphan = m.phase == Phase::Waiting
                     && is_proposal(&m, me, to, app, p.role)
-                    && self.find_game(me, to, None)
+                    && self
+                        .find_game(me, to, None)
                         .await?
                         .is_none_or(|g| g.match_id != match_id);
                 if !orphan {
@@ -523,7 +526,10 @@ impl Relay {
             }
             Err(e) => return Err(e.into()),
         };
-        if !self.insert_game(match_id, app, p.game_id.as_ref(), me, to).await? {
+        if !self
+            .insert_game(match_id, app, p.game_id.as_ref(), me, to)
+            .await?
+        {
             // The other side proposed a game with the same id at the same moment and won the
             // race: this proposal is withdrawn (it is free, so at once).
             let _ = self
@@ -717,7 +723,10 @@ impl Relay {
             dedupe_key: &key,
             created_ms: now,
         };
-        let (id, duplicate) = self.store.insert_agent_message(&row, self.node_id()).await?;
+        let (id, duplicate) = self
+            .store
+            .insert_agent_message(&row, self.node_id())
+            .await?;
         if !duplicate {
             let item = InboxMessage {
                 id,
@@ -740,8 +749,7 @@ impl Relay {
     /// Delivers a stored message to this node's subscribers of the recipient's inbox.
     pub(crate) fn publish(&self, to: Address, item: &InboxMessage) {
         let topic = topic(to);
-        self.hub
-            .publish_frame(&topic, item.id, frame(&topic, item));
+        self.hub.publish_frame(&topic, item.id, frame(&topic, item));
         self.notify(to, item.id);
     }
 
@@ -763,9 +771,7 @@ impl Relay {
                     .and_then(|app| {
                         Ok((app, Message::decode_json(app, &row.action, &row.payload)?))
                     })
-                    .map_err(|e| {
-                        StoreError::Corrupt(format!("agent message {}: {e}", row.id))
-                    })?;
+                    .map_err(|e| StoreError::Corrupt(format!("agent message {}: {e}", row.id)))?;
                 Ok(InboxMessage {
                     id: row.id,
                     from: row.sender,
@@ -792,7 +798,8 @@ impl Relay {
         limit: u32,
     ) -> Result<Vec<(u64, String)>, RelayError> {
         let topic = topic(owner);
-        Ok(self.inbox(owner, since, limit)
+        Ok(self
+            .inbox(owner, since, limit)
             .await?
             .iter()
             .map(|item| (item.id, frame(&topic, item)))

@@ -2,13 +2,13 @@
 
 pub mod a2a;
 pub mod analysis;
-pub mod relay;
 pub mod auth;
 pub mod client_ip;
 pub mod error;
 pub mod games;
 pub mod ledger;
 pub mod object;
+pub mod relay;
 pub mod system;
 pub mod views;
 pub mod ws;

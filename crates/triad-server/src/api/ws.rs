@@ -177,7 +177,12 @@ pub async fn upgrade(
         .token
         .or_else(|| super::bearer(&headers).map(str::to_owned));
     let session = match token {
-        Some(t) => match state.sessions.authenticate(&t).await.map_err(ApiError::from) {
+        Some(t) => match state
+            .sessions
+            .authenticate(&t)
+            .await
+            .map_err(ApiError::from)
+        {
             Ok(found) => Some(found),
             Err(e) => return e.into_response(),
         },
