@@ -1,7 +1,7 @@
 //! The agents' relay's tables: `agent_games`, which engine match plays each agents' game,
 //! and `agent_messages`, every address's inbox.
 //!
-//! A game is keyed by its two addresses, sorted ([`pair`]), so that either side finds it;
+//! A game is keyed by its two addresses, sorted, so that either side finds it;
 //! a message is stored once under its dedupe key, and message ids commit in id order on
 //! every backend (with PostgreSQL, under an advisory lock held to the commit).
 
