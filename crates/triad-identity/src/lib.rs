@@ -21,8 +21,8 @@
 //!    `"sui-personal-message"`; the server answers `{"token", "address",
 //!    "expires_at"}`.
 //!
-//! The request and response bodies are in [`wire`]. A server handling step 3
-//! should:
+//! The request and response bodies are the server's (`triad-server`'s `api::auth`, which
+//! documents them in its OpenAPI document). A server handling step 3 should:
 //!
 //! * look the challenge up by id and check the request's `public_key` is the one
 //!   the challenge was issued for;
@@ -117,7 +117,6 @@ mod keyfile;
 mod message;
 mod signature;
 mod timestamp;
-pub mod wire;
 
 pub use ed25519_dalek::{Signature, SigningKey, VerifyingKey};
 

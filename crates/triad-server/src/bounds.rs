@@ -10,8 +10,10 @@
 //! - [`LogBudget`]: request log lines per minute per IP address; the lines past it are
 //!   counted and summed up in one line a minute.
 //!
-//! A client is an IP address, as [`ClientIp`](crate::api::ClientIp) names it in requests;
-//! before a request is read (a connection) it is the peer's address.
+//! A client is an IP address: the one a request names (behind a trusted proxy, the
+//! forwarded one); before a request is read (a connection) it is the peer's address.
+//!
+//! A refusal is a [`Refusal`]; the API answers it in its error shape.
 
 use std::{
     collections::HashMap,
@@ -25,10 +27,7 @@ use std::{
 
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter, clock::DefaultClock};
 
-use crate::{
-    api::error::{Api, ApiError},
-    config::Settings,
-};
+use crate::config::Settings;
 
 /// What the server needs besides its connections: the database (pool, WAL, the writer's
 /// and reader's connections), the log and the files it serves.
@@ -198,30 +197,31 @@ impl Shares {
         self.lock().total
     }
 
-    /// The refusal as the API answers it: `too_many_open` (429, code 219) for a client
-    /// over its share, `too_many_connections` (503, code 213) when all are taken; both
-    /// with `Retry-After`.
+    /// What a refusal says: which bound was reached, and how many slots it holds.
     #[must_use]
-    pub fn refusal(&self, why: Refused) -> ApiError {
-        match why {
-            Refused::Client => ApiError::with_message(
-                Api::TooManyOpen,
-                format!(
-                    "this IP address has {} {} open, the most allowed; close one, or wait as Retry-After says",
-                    self.per_client, self.what
-                ),
-            )
-            .retry_after(5),
-            Refused::Server => ApiError::with_message(
-                Api::TooManyConnections,
-                format!(
-                    "the server has {} {} open, the most it takes; try again shortly",
-                    self.total, self.what
-                ),
-            )
-            .retry_after(5),
+    pub fn refusal(&self, why: Refused) -> Refusal {
+        Refusal {
+            why,
+            what: self.what,
+            limit: match why {
+                Refused::Client => self.per_client,
+                Refused::Server => self.total,
+            },
         }
     }
+}
+
+/// A slot refused: the API answers `too_many_open` (429, code 219) for a client over its
+/// share, `too_many_connections` (503, code 213) when all are taken; both with
+/// `Retry-After`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    /// Which bound was reached.
+    pub why: Refused,
+    /// What the slots are: "connections", "WebSockets", "long-polls".
+    pub what: &'static str,
+    /// The bound: the client's share, or the server's total.
+    pub limit: usize,
 }
 
 impl Drop for Share {

@@ -10,28 +10,40 @@
 //! or the node is busy): so the node also follows the log every second, and again whenever
 //! its listener reconnects. Nothing is lost that way; a WebSocket client that reconnects
 //! also catches up from its last sequence number. A missed logout is caught by the session
-//! sweep ([`sweep_sessions`](crate::api::auth::sweep_sessions)), which checks every
+//! sweep ([`Sessions::sweep`](crate::sessions::Sessions::sweep)), which checks every
 //! socket's session against the database every 5 s.
 
-use std::time::Duration;
+use std::{sync::Arc, time::Duration};
 
 use sqlx::postgres::PgListener;
 use triad_engine::Address;
 
 use crate::{
-    api::AppState,
-    apps,
-    store::{EVENTS_CHANNEL, SESSIONS_CHANNEL},
+    core::Core,
+    hub::Hub,
+    relay::Relay,
+    store::{EVENTS_CHANNEL, SESSIONS_CHANNEL, Store, relay::APPS_CHANNEL},
 };
-
-/// The channel on which a node announces an agents' message it stored.
-pub const APPS_CHANNEL: &str = "triad_apps";
 
 /// How often a node follows the log without being told to.
 const POLL: Duration = Duration::from_secs(1);
 
+/// What a node follows the others with: its engine, its database, its fan-out and its
+/// agents' relay.
+#[derive(Clone, Debug)]
+pub struct Node {
+    /// The engine, which catches up with the log.
+    pub core: Core,
+    /// The shared database.
+    pub store: Store,
+    /// This node's subscribers.
+    pub hub: Hub,
+    /// This node's agents' relay.
+    pub relay: Arc<Relay>,
+}
+
 /// Follows the other nodes until the server stops. Only for a shared database.
-pub async fn follow(state: AppState) {
+pub async fn follow(state: Node) {
     loop {
         if state.hub.is_closing() {
             return;
@@ -86,21 +98,21 @@ async fn connect(url: &str) -> Result<PgListener, sqlx::Error> {
 }
 
 /// Delivers another node's agents' message to this node's subscribers.
-async fn deliver(state: &AppState, payload: &str) {
+async fn deliver(state: &Node, payload: &str) {
     let mut parts = payload.split(' ');
     let (Some(node), Some(to), Some(id)) = (parts.next(), parts.next(), parts.next()) else {
         return;
     };
-    if node == state.apps.node_id() {
+    if node == state.relay.node_id() {
         return;
     }
     let (Ok(to), Ok(id)) = (to.parse::<Address>(), id.parse::<u64>()) else {
         return;
     };
-    match apps::inbox(state, to, id.saturating_sub(1), 1).await {
+    match state.relay.inbox(to, id.saturating_sub(1), 1).await {
         Ok(items) => {
             for item in items.iter().filter(|i| i.id == id) {
-                apps::publish(state, to, item);
+                state.relay.publish(to, item);
             }
         }
         Err(error) => tracing::warn!(?error, "could not read another node's agents' message"),

@@ -2,24 +2,29 @@
 //! PostgreSQL).
 //!
 //! [`serve`] opens the database, rebuilds the engine from its event log, and serves
-//! [`api::app`] until SIGINT or SIGTERM, then shuts down gracefully: it stops accepting,
+//! [`api::router`] until SIGINT or SIGTERM, then shuts down gracefully: it stops accepting,
 //! finishes in-flight commands, closes every WebSocket with a close frame and checkpoints
 //! the database.
 //!
-//! The layers, from the outside in: [`api`] turns requests into engine commands and views;
-//! [`core::Core`] owns the engine, batches commands and commits each batch's events in one
-//! transaction before answering; [`store::Store`] is the event log and its projections;
-//! [`hub::Hub`] fans committed events out to WebSocket subscribers. [`web`] serves the web
-//! app, embedded in the binary, at `/`.
+//! The layers, from the outside in: [`api`] only translates, requests into calls of the
+//! services below and their results back into answers; [`core::Core`] owns the engine,
+//! batches commands and commits each batch's events in one transaction before answering;
+//! [`relay::Relay`] is the agents' relay, [`sessions::Sessions`] logins and sessions;
+//! [`store::Store`] is the event log, its projections and every other table (it runs every
+//! SQL statement); [`hub::Hub`] fans committed events out to WebSocket subscribers;
+//! [`cluster`] follows the other nodes on a shared database. [`web`] serves the web app,
+//! embedded in the binary, at `/`. Data flows one way, and no module below [`api`] imports
+//! from it.
 
 pub mod api;
-pub mod apps;
 pub mod bounds;
 pub mod cluster;
 pub mod config;
 pub mod core;
 pub mod hub;
 pub mod listen;
+pub mod relay;
+pub mod sessions;
 pub mod store;
 pub mod web;
 
@@ -33,9 +38,10 @@ use tokio::net::TcpListener;
 
 pub use crate::config::{ServeArgs, Settings};
 use crate::{
-    api::{AppState, Limits, auth::AuthState},
+    api::{ApiState, Limits},
     core::{Clock, Core},
     hub::Hub,
+    sessions::Sessions,
     store::Store,
 };
 
@@ -84,8 +90,8 @@ fn prometheus() -> PrometheusHandle {
 /// A running server's parts, for tests and for [`serve`].
 #[derive(Debug)]
 pub struct Running {
-    /// The application state.
-    pub state: AppState,
+    /// The API's state: the services and the settings.
+    pub state: ApiState,
     core_task: tokio::task::JoinHandle<()>,
 }
 
@@ -117,11 +123,10 @@ pub async fn start(mut settings: Settings) -> Result<Running, ServeError> {
     // on a shared database checks the others' challenges.
     let challenge_key = store
         .setting_or_insert(
-            api::auth::CHALLENGE_KEY_SETTING,
-            &AuthState::new_key().map_err(ServeError::Settings)?,
+            sessions::CHALLENGE_KEY_SETTING,
+            &Sessions::new_key().map_err(ServeError::Settings)?,
         )
         .await?;
-    let auth = AuthState::new(&challenge_key).map_err(ServeError::Settings)?;
     let engine = store.load_engine(settings.engine_config(seed)).await?;
     if engine.config().owner.is_zero() {
         tracing::warn!(
@@ -141,9 +146,18 @@ pub async fn start(mut settings: Settings) -> Result<Running, ServeError> {
         Clock::System
     });
     let hub = Hub::default();
+    let sessions = Sessions::new(
+        store.clone(),
+        hub.clone(),
+        clock.clone(),
+        &challenge_key,
+        settings.session_ttl_ms,
+    )
+    .map_err(ServeError::Settings)?;
     let (core, core_task) = Core::start(engine, store.clone(), hub.clone(), clock);
+    let relay = Arc::new(relay::Relay::new(core.clone(), store.clone(), hub.clone()));
     let openapi = api::openapi();
-    let state = AppState::new(api::Shared {
+    let state = ApiState::new(api::Shared {
         core,
         store,
         hub,
@@ -160,15 +174,20 @@ pub async fn start(mut settings: Settings) -> Result<Running, ServeError> {
             settings.max_in_flight_requests,
         ),
         settings: Arc::new(settings),
-        auth: Arc::new(auth),
+        sessions: Arc::new(sessions),
         metrics: prometheus(),
         openapi: Arc::new(openapi),
-        apps: Arc::default(),
+        relay,
     });
     if state.store.is_shared() {
-        tokio::spawn(cluster::follow(state.clone()));
+        tokio::spawn(cluster::follow(cluster::Node {
+            core: state.core.clone(),
+            store: state.store.clone(),
+            hub: state.hub.clone(),
+            relay: state.relay.clone(),
+        }));
     }
-    tokio::spawn(api::auth::sweep_sessions(state.clone()));
+    tokio::spawn(state.sessions.clone().sweep_every());
     let limits = state.limits.clone();
     tokio::spawn(async move {
         loop {
@@ -260,7 +279,7 @@ pub async fn serve(mut settings: Settings) -> Result<(), ServeError> {
     let stop = shutdown_signal();
     tracing::info!("Triad is listening on http://{local}");
     println!("Triad is listening on http://{local}");
-    let app = api::app(running.state.clone());
+    let app = api::router(running.state.clone());
     let hub = running.state.hub.clone();
     let core = running.state.core.clone();
     let header_timeout = Duration::from_millis(running.state.settings.request_timeout_ms);
@@ -293,7 +312,7 @@ pub async fn serve(mut settings: Settings) -> Result<(), ServeError> {
     Ok(())
 }
 
-impl AppState {
+impl ApiState {
     /// The domain named in login messages.
     #[must_use]
     pub fn domain(&self) -> String {

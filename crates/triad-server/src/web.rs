@@ -28,7 +28,16 @@ use axum::{
 };
 use rust_embed::Embed;
 
-use crate::api::error::{Api, ApiError};
+/// Why [`serve`] has nothing to send; the API answers each in its error shape.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum NotServed {
+    /// A path under `/api` that no API route matched: the API's `not_found`.
+    ApiPath,
+    /// Neither a file nor a page of the app.
+    NoSuchFile,
+    /// A method other than GET or HEAD (the answer carries `Allow: GET, HEAD`).
+    MethodNotAllowed,
+}
 
 /// The app's files.
 #[derive(Embed)]
@@ -102,11 +111,14 @@ fn matches_etag(headers: &HeaderMap, etag: &str) -> bool {
         .any(|candidate| candidate == "*" || candidate.trim_start_matches("W/") == etag)
 }
 
-/// Answers a request no API route matched: a file or a page of the app, or an error.
-pub async fn serve(method: Method, uri: Uri, headers: HeaderMap) -> Response {
+/// Answers a request no API route matched: a file or a page of the app, or why not.
+///
+/// # Errors
+/// When the request names no file or page of the app, or does not read one.
+pub fn serve(method: &Method, uri: &Uri, headers: &HeaderMap) -> Result<Response, NotServed> {
     let path = uri.path();
     if path == "/api" || path.starts_with("/api/") {
-        return ApiError::new(Api::NotFound).into_response();
+        return Err(NotServed::ApiPath);
     }
     let page = is_page(path);
     let file = if page {
@@ -115,25 +127,13 @@ pub async fn serve(method: Method, uri: Uri, headers: HeaderMap) -> Response {
         asset_name(path).map(|name| (name, Assets::get(name)))
     };
     let Some((name, Some(file))) = file else {
-        return ApiError::with_message(
-            Api::NotFound,
-            "there is nothing here; the app is at / and the API is described at /api/openapi.json",
-        )
-        .into_response();
+        return Err(NotServed::NoSuchFile);
     };
     if method != Method::GET && method != Method::HEAD {
-        let mut response = ApiError::with_message(
-            Api::MethodNotAllowed,
-            "the web app's files and pages take GET and HEAD only",
-        )
-        .into_response();
-        response
-            .headers_mut()
-            .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
-        return response;
+        return Err(NotServed::MethodNotAllowed);
     }
     let etag = format!("\"{}\"", hex::encode(&file.metadata.sha256_hash()[..16]));
-    let mut response = if matches_etag(&headers, &etag) {
+    let mut response = if matches_etag(headers, &etag) {
         StatusCode::NOT_MODIFIED.into_response()
     } else {
         let body = if method == Method::HEAD {
@@ -167,7 +167,7 @@ pub async fn serve(method: Method, uri: Uri, headers: HeaderMap) -> Response {
             HeaderValue::from_static("no-referrer"),
         );
     }
-    response
+    Ok(response)
 }
 
 #[cfg(test)]

@@ -213,7 +213,7 @@ async fn every_command_documents_prefer_return_minimal() {
 
 /// The check that catches an undocumented route. The router is read independently of the
 /// document (from its `Debug` output) and must serve exactly the documented operations and
-/// the hand-written list: a route added with `.route(…)` in `api::app` or `api::routes`,
+/// the hand-written list: a route added with `.route(…)` in `api::router` or `api::routes`,
 /// or a handler added to `routes!` with another method, changes the router's set and fails
 /// here until it is documented and listed. (Probing documented paths alone could never see
 /// a route the document does not mention.)
@@ -221,7 +221,7 @@ async fn every_command_documents_prefer_return_minimal() {
 async fn the_router_serves_exactly_the_documented_routes() {
     let server = Server::start().await;
     let doc = openapi_ok(&server.get("/api/openapi.json").send().await).clone();
-    let app = triad_server::api::app(server.state().clone());
+    let app = triad_server::api::router(server.state().clone());
     let routed = routed(&app);
     let in_doc = documented(&doc);
     assert_eq!(

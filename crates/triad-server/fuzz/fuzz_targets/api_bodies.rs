@@ -57,7 +57,7 @@ fn world() -> &'static World {
             let running = triad_server::start(args.resolve().expect("settings"))
                 .await
                 .expect("the server starts");
-            let app = triad_server::api::app(running.state.clone());
+            let app = triad_server::api::router(running.state.clone());
             // Kept running for the whole process.
             std::mem::forget(running);
             let pk = public_key_hex(&key.verifying_key());

@@ -1,9 +1,9 @@
 //! A2A (the Agent2Agent protocol, version 0.3) for Triad's built-in computer player, so an
-//! outside A2A agent can play it over plain HTTP, as seed 4's Reef carries app actions:
+//! outside A2A agent can play it over plain HTTP, as the agents' protocol carries app actions:
 //!
 //! - `GET /.well-known/agent-card.json`: the agent card (skills `tic-tac-toe` and `sos`,
 //!   JSON-RPC at `/a2a`, bearer login);
-//! - `POST /a2a`: JSON-RPC 2.0 `message/send`. The message's data part is seed 4's
+//! - `POST /a2a`: JSON-RPC 2.0 `message/send`. The message's data part is the protocol's
 //!   `{appId, action, payload}`; the answer is an agent message whose data parts are the
 //!   computer's actions (its `accept`, its moves, and the `result` when the game ends). The
 //!   `contextId` is `triad-match-<id>`; the message's `metadata.level` picks the computer's
@@ -30,7 +30,7 @@ use triad_protocol::{
 };
 use triad_rules::{AnyGame, Player};
 
-use super::{AppState, Authed, error::ApiError};
+use super::{ApiState, Authed, error::ApiError};
 
 /// The A2A protocol version this endpoint speaks.
 pub const A2A_VERSION: &str = "0.3.0";
@@ -38,7 +38,7 @@ pub const A2A_VERSION: &str = "0.3.0";
 /// The server's public base URL (`--public-url`, else `http://` and the address it listens
 /// on), without a trailing `/`. Never from the request: a forged `Host` or
 /// `X-Forwarded-Proto` would make the card send agents (and their tokens) elsewhere.
-fn base_url(state: &AppState) -> String {
+fn base_url(state: &ApiState) -> String {
     if state.settings.public_url.is_empty() {
         format!("http://{}", state.settings.addr)
     } else {
@@ -65,7 +65,7 @@ fn skill(app: App) -> Value {
         "id": app.id(),
         "name": manifest.name,
         "description": format!(
-            "{}. Send seed 4's app actions as a data part {{appId, action, payload}}: propose \
+            "{}. Send app actions as a data part {{appId, action, payload}}: propose \
              (claiming a role), then your moves; the computer answers with its accept, its moves \
              and the result. Triad's engine referees every move. metadata.level: perfect \
              (default), casual or random.",
@@ -81,12 +81,12 @@ fn skill(app: App) -> Value {
 /// The agent card of Triad's computer player.
 #[utoipa::path(get, path = "/.well-known/agent-card.json", tag = "agents",
     responses((status = 200, body = Object, description = "An A2A agent card")))]
-pub async fn agent_card(State(state): State<AppState>) -> Json<Value> {
+pub async fn agent_card(State(state): State<ApiState>) -> Json<Value> {
     let base = base_url(&state);
     Json(json!({
         "protocolVersion": A2A_VERSION,
         "name": "Triad computer",
-        "description": "Triad's built-in computer player for tic-tac-toe and SOS, over seed 4's \
+        "description": "Triad's built-in computer player for tic-tac-toe and SOS, over the A2A \
             agent-to-agent app protocol. It never loses at perfect strength; every game is \
             refereed by Triad's engine.",
         "url": format!("{base}/a2a"),
@@ -137,7 +137,7 @@ fn position_after(m: &Match, plies: usize) -> AnyGame {
         .fold(AnyGame::new(m.game()), |g, mv| g.play_unchecked(*mv))
 }
 
-/// Move `seq` of a match as a seed 4 message.
+/// Move `seq` of a match as a protocol message.
 fn move_message(m: &Match, seq: usize, game_id: Option<&GameId>) -> Message {
     let mv = m.moves[seq - 1];
     Message::Move(triad_protocol::Move {
@@ -150,7 +150,7 @@ fn move_message(m: &Match, seq: usize, game_id: Option<&GameId>) -> Message {
     })
 }
 
-/// The result the engine recorded, in seed 4's words; `None` while the game is on.
+/// The result the engine recorded, in the protocol's words; `None` while the game is on.
 fn recorded_result(m: &Match, game_id: Option<&GameId>) -> Option<GameResult> {
     let r = m.result?;
     Some(match (r.reason, r.winner) {
@@ -185,7 +185,7 @@ fn human_seat(m: &Match, me: Address) -> Option<Player> {
 /// The computer match a message is about: the `contextId`'s, else my active one, else my
 /// latest.
 async fn computer_match(
-    state: &AppState,
+    state: &ApiState,
     me: Address,
     context: Option<&str>,
 ) -> Result<Match, ApiError> {
@@ -223,7 +223,7 @@ async fn computer_match(
 /// What one data part asked for, played against the computer: the answer's parts and the
 /// match.
 async fn play(
-    state: &AppState,
+    state: &ApiState,
     me: Address,
     app: App,
     message: &Message,
@@ -344,7 +344,7 @@ async fn play(
     responses((status = 200, body = Object, description = "A JSON-RPC 2.0 response: an agent message, or an error")),
     security(("bearer" = [])))]
 pub async fn rpc(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     authed: Result<Authed, ApiError>,
     body: Bytes,
 ) -> Response {

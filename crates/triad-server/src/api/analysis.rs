@@ -76,7 +76,7 @@ pub struct AnalysisOutcome {
 pub struct Analysis {
     /// tic-tac-toe or sos.
     pub game: &'static str,
-    /// The board as given, normalised (seed 3's 9-character state string).
+    /// The board as given, normalised (the 9-character state string of `GET /api/matches/{id}/state`).
     pub board: String,
     /// `first` or `second` to move; null when the game has ended.
     pub turn: Option<&'static str>,
@@ -91,7 +91,7 @@ pub struct Analysis {
 }
 
 /// The exact value of every legal move of a position (the solver's tables), and the best
-/// ones. `board` is seed 3's 9-character state string, `-` for an empty cell
+/// ones. `board` is the 9-character state string, `-` for an empty cell
 /// (`X-O------`, or with S and O in SOS). An impossible board is refused with the rules'
 /// reason.
 #[utoipa::path(get, path = "/api/analysis/{game}/{board}", tag = "matches",

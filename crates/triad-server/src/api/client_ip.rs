@@ -15,7 +15,7 @@ use axum::{
     http::{Extensions, HeaderMap, request::Parts},
 };
 
-use super::AppState;
+use super::ApiState;
 use crate::config::TrustedProxies;
 
 /// The header the proxies extend.
@@ -41,12 +41,12 @@ impl ClientIp {
     }
 }
 
-impl FromRequestParts<AppState> for ClientIp {
+impl FromRequestParts<ApiState> for ClientIp {
     type Rejection = std::convert::Infallible;
 
     async fn from_request_parts(
         parts: &mut Parts,
-        state: &AppState,
+        state: &ApiState,
     ) -> Result<Self, Self::Rejection> {
         Ok(ClientIp::of(
             &parts.extensions,

@@ -11,12 +11,19 @@ use serde::Serialize;
 use triad_engine::EngineError;
 use triad_rules::MoveError;
 
-use crate::{core::CoreError, store::StoreError};
+use crate::{
+    bounds::{Refusal, Refused},
+    core::CoreError,
+    relay::RelayError,
+    sessions::SessionError,
+    store::StoreError,
+    web::NotServed,
+};
 
 /// An error body.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ErrorBody {
-    /// Stable numeric code: 0-5 rules (0-3 as in seed 1), 100-199 engine, 200-299 API
+    /// Stable numeric code: 0-5 rules (0-3 as in the `tictactoe` contract), 100-199 engine, 200-299 API
     /// (220-233: the agents' protocol).
     pub code: u16,
     /// Stable snake_case name.
@@ -86,8 +93,8 @@ pub enum Api {
     UnknownAction,
     /// 222: the payload is not what the action requires.
     InvalidPayload,
-    /// 223: the move's board is not the board before it plus the move (seed 4's
-    /// state conflict).
+    /// 223: the move's board is not the board before it plus the move (the
+    /// protocol's state conflict).
     StateConflict,
     /// 224: the message is not allowed at this point of the game.
     OutOfTurn,
@@ -494,6 +501,115 @@ impl From<StoreError> for ApiError {
             return ApiError::new(Api::StorageFull).retry_after(5);
         }
         ApiError::new(Api::StorageUnavailable).retry_after(1)
+    }
+}
+
+impl From<RelayError> for ApiError {
+    fn from(e: RelayError) -> Self {
+        match e {
+            RelayError::Engine(e) => e.into(),
+            RelayError::Protocol(e) => e.into(),
+            RelayError::Core(e) => e.into(),
+            RelayError::Store(e) => e.into(),
+            RelayError::NoGame(message) => ApiError::with_message(Api::NoGame, message),
+            RelayError::GameIdTaken(message) => ApiError::with_message(Api::GameIdTaken, message),
+            RelayError::GameOver(message) => {
+                let mut e = ApiError::from(EngineError::Move(MoveError::GameOver));
+                e.body.message = message;
+                e
+            }
+        }
+    }
+}
+
+/// A login refusal: only a bad `public_key` is an invalid key; a signature of the wrong
+/// length is a bad signature, like any other malformed one.
+fn auth_error(e: &triad_identity::AuthError) -> ApiError {
+    use triad_identity::AuthError as A;
+    match e {
+        A::InvalidHex {
+            field: "public_key",
+            ..
+        }
+        | A::InvalidPublicKey
+        | A::WeakPublicKey => ApiError::with_message(Api::InvalidPublicKey, e.to_string()),
+        A::UnknownScheme { .. } => ApiError::with_message(Api::UnknownScheme, e.to_string()),
+        A::ChallengeExpired { .. } | A::ChallengeNotYetValid { .. } => {
+            ApiError::with_message(Api::UnknownChallenge, e.to_string())
+        }
+        _ => ApiError::with_message(Api::BadSignature, e.to_string()),
+    }
+}
+
+impl From<SessionError> for ApiError {
+    fn from(e: SessionError) -> Self {
+        match e {
+            SessionError::InvalidToken => ApiError::new(Api::InvalidToken),
+            SessionError::TokenExpired => ApiError::new(Api::TokenExpired),
+            SessionError::UnknownChallenge => ApiError::new(Api::UnknownChallenge),
+            SessionError::OtherKey => ApiError::with_message(Api::BadSignature, e.to_string()),
+            SessionError::Auth(e) => auth_error(&e),
+            SessionError::NoRandomness => {
+                ApiError::with_message(Api::StorageUnavailable, e.to_string())
+            }
+            SessionError::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<Refusal> for ApiError {
+    fn from(r: Refusal) -> Self {
+        match r.why {
+            Refused::Client => ApiError::with_message(
+                Api::TooManyOpen,
+                format!(
+                    "this IP address has {} {} open, the most allowed; close one, or wait as Retry-After says",
+                    r.limit, r.what
+                ),
+            )
+            .retry_after(5),
+            Refused::Server => ApiError::with_message(
+                Api::TooManyConnections,
+                format!(
+                    "the server has {} {} open, the most it takes; try again shortly",
+                    r.limit, r.what
+                ),
+            )
+            .retry_after(5),
+        }
+    }
+}
+
+/// A connection, WebSocket or long-poll refused, in the API's error shape (the listener
+/// answers a connection refused before its request is read with it too).
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        ApiError::from(self).into_response()
+    }
+}
+
+/// What the web app does not serve, in the API's error shape.
+impl IntoResponse for NotServed {
+    fn into_response(self) -> Response {
+        match self {
+            NotServed::ApiPath => ApiError::new(Api::NotFound).into_response(),
+            NotServed::NoSuchFile => ApiError::with_message(
+                Api::NotFound,
+                "there is nothing here; the app is at / and the API is described at /api/openapi.json",
+            )
+            .into_response(),
+            NotServed::MethodNotAllowed => {
+                let mut response = ApiError::with_message(
+                    Api::MethodNotAllowed,
+                    "the web app's files and pages take GET and HEAD only",
+                )
+                .into_response();
+                response
+                    .headers_mut()
+                    .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+                response
+            }
+        }
     }
 }
 

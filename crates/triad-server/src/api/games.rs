@@ -12,7 +12,7 @@ use triad_rules::{GameKind, Mark, Player};
 use utoipa::{IntoParams, ToSchema};
 
 use super::{
-    ApiJson, AppState, Authed,
+    ApiJson, ApiState, Authed,
     error::{Api, ApiError, ErrorBody},
     views::{MatchView, PlayerView},
 };
@@ -119,15 +119,23 @@ pub(crate) fn prefers_minimal(headers: &HeaderMap) -> bool {
     false
 }
 
-/// The reply to a command: `Prefer: return=minimal` gets the short form, without reading
-/// the match (`focus` or the first event's) at all.
-async fn reply(
-    state: &AppState,
-    headers: &HeaderMap,
-    receipt: Receipt,
-    focus: Option<MatchId>,
-) -> Result<CommandReply, ApiError> {
-    let id = focus
+impl CommandAck {
+    /// The short answer to a command that concerns `match_id`: over HTTP with
+    /// `Prefer: return=minimal`, and on the WebSocket as a move's `ack`.
+    #[must_use]
+    pub fn new(receipt: &Receipt, match_id: Option<MatchId>) -> CommandAck {
+        CommandAck {
+            match_id: match_id.map(|id| id.0),
+            event_seqs: receipt.events.iter().map(|e| e.seq).collect(),
+            duplicate: receipt.duplicate.is_some(),
+        }
+    }
+}
+
+/// The match a command's answer concerns: `focus`, else the first event's, else, for a
+/// resend, the original's (never another).
+fn answered_match(receipt: &Receipt, focus: Option<MatchId>) -> Option<MatchId> {
+    focus
         .or_else(|| {
             receipt
                 .events
@@ -136,24 +144,41 @@ async fn reply(
         })
         .or(match receipt.duplicate {
             Some(triad_engine::Duplicate::Move { match_id, .. }) => Some(match_id),
-            // A resend is answered with the original's match, never another.
             Some(triad_engine::Duplicate::Command { match_id, .. }) => match_id,
             None => None,
-        });
+        })
+}
+
+/// Runs `command` for `actor` and answers with its [`CommandAck`]: the WebSocket's moves.
+///
+/// # Errors
+/// The engine's refusal, or a storage failure.
+pub(crate) async fn execute_for_ack(
+    state: &ApiState,
+    actor: Address,
+    command: Command,
+    focus: Option<MatchId>,
+) -> Result<CommandAck, ApiError> {
+    let receipt = state.core.execute(actor, command, None).await?;
+    Ok(CommandAck::new(&receipt, answered_match(&receipt, focus)))
+}
+
+/// The reply to a command: `Prefer: return=minimal` gets the short form, without reading
+/// the match (`focus` or the first event's) at all.
+async fn reply(
+    state: &ApiState,
+    headers: &HeaderMap,
+    receipt: Receipt,
+    focus: Option<MatchId>,
+) -> Result<CommandReply, ApiError> {
+    let id = answered_match(&receipt, focus);
     let status = if receipt.events.is_empty() {
         StatusCode::OK
     } else {
         StatusCode::CREATED
     };
     if prefers_minimal(headers) {
-        return Ok(CommandReply::Minimal(
-            status,
-            CommandAck {
-                match_id: id.map(|id| id.0),
-                event_seqs: receipt.events.iter().map(|e| e.seq).collect(),
-                duplicate: receipt.duplicate.is_some(),
-            },
-        ));
+        return Ok(CommandReply::Minimal(status, CommandAck::new(&receipt, id)));
     }
     let match_ = match id {
         Some(id) => state.match_view(id).await?,
@@ -196,7 +221,7 @@ pub(crate) fn idempotency_key(
 
 /// Runs a command and answers with the match it concerns (see [`reply`]).
 pub(crate) async fn run(
-    state: &AppState,
+    state: &ApiState,
     actor: Address,
     command: Command,
     headers: &HeaderMap,
@@ -233,12 +258,12 @@ fn default_first() -> StartChoice {
     StartChoice::Challenger
 }
 
-/// Challenge another player (seeds 1, 2, 4). The stake is escrowed; the opponent must accept.
+/// Challenge another player (also how agents' games start). The stake is escrowed; the opponent must accept.
 #[utoipa::path(post, path = "/api/challenges", tag = "challenges", request_body = ChallengeRequest,
     responses((status = 201, body = CommandResult), (status = "4XX", body = ErrorBody)),
     security(("bearer" = [])))]
 pub async fn create_challenge(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Authed(me): Authed,
     headers: HeaderMap,
     ApiJson(req): ApiJson<ChallengeRequest>,
@@ -265,7 +290,7 @@ pub struct ChallengeList {
 #[utoipa::path(get, path = "/api/challenges", tag = "challenges",
     responses((status = 200, body = ChallengeList), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
 pub async fn list_challenges(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Authed(me): Authed,
 ) -> Result<Json<ChallengeList>, ApiError> {
     let engine = state.core.read().await;
@@ -336,7 +361,7 @@ impl AcceptRequest {
     request_body(content = Option<AcceptRequest>, description = "The terms I saw; optional"),
     responses((status = 201, body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
 pub async fn accept_challenge(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Authed(me): Authed,
     headers: HeaderMap,
     Path(id): Path<u64>,
@@ -360,7 +385,7 @@ pub async fn accept_challenge(
 #[utoipa::path(post, path = "/api/challenges/{id}/decline", tag = "challenges", params(("id" = u64, Path, description = "The challenge's match id")),
     responses((status = 201, body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
 pub async fn decline_challenge(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Authed(me): Authed,
     headers: HeaderMap,
     Path(id): Path<u64>,
@@ -381,7 +406,7 @@ pub async fn decline_challenge(
 #[utoipa::path(post, path = "/api/challenges/{id}/withdraw", tag = "challenges", params(("id" = u64, Path, description = "The challenge's match id")),
     responses((status = 201, body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
 pub async fn withdraw_challenge(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Authed(me): Authed,
     headers: HeaderMap,
     Path(id): Path<u64>,
@@ -410,11 +435,11 @@ pub struct QueueRequest {
     pub stake: Amount,
 }
 
-/// Join the queue (seed 3's `play()`): wait, or start against the earliest waiting player.
+/// Join the queue (the `cryptosos` contract's `play()`): wait, or start against the earliest waiting player.
 #[utoipa::path(post, path = "/api/queue", tag = "queue", request_body = QueueRequest,
     responses((status = 201, body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
 pub async fn join_queue(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Authed(me): Authed,
     headers: HeaderMap,
     ApiJson(req): ApiJson<QueueRequest>,
@@ -432,12 +457,12 @@ pub async fn join_queue(
     .await
 }
 
-/// Leave the queue (seed 3's `cancel()`). With a stake, only after the wait time; the error
+/// Leave the queue (the contract's `cancel()`). With a stake, only after the wait time; the error
 /// says how long is left. A DELETE creates nothing: it answers 200.
 #[utoipa::path(delete, path = "/api/queue", tag = "queue",
     responses((status = 200, body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
 pub async fn leave_queue(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Authed(me): Authed,
     headers: HeaderMap,
 ) -> Result<impl IntoResponse, ApiError> {
@@ -487,11 +512,11 @@ fn default_side() -> Player {
     Player::First
 }
 
-/// Start a match against the built-in solver (seed 5). No stake.
+/// Start a match against the built-in solver. No stake.
 #[utoipa::path(post, path = "/api/computer", tag = "matches", request_body = ComputerRequest,
     responses((status = 201, body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
 pub async fn play_computer(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Authed(me): Authed,
     headers: HeaderMap,
     ApiJson(req): ApiJson<ComputerRequest>,
@@ -514,7 +539,7 @@ pub async fn play_computer(
 #[utoipa::path(get, path = "/api/matches/{id}", tag = "matches", params(("id" = u64, Path, description = "Match id")),
     responses((status = 200, body = MatchView), (status = 404, body = ErrorBody), (status = "4XX", body = ErrorBody)))]
 pub async fn get_match(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Path(id): Path<u64>,
 ) -> Result<Json<MatchView>, ApiError> {
     state
@@ -524,18 +549,18 @@ pub async fn get_match(
         .ok_or_else(|| ApiError::from(triad_engine::EngineError::UnknownMatch))
 }
 
-/// Seed 3's `getGameState()`.
+/// A match's board as a string (the `cryptosos` contract's `getGameState()`).
 #[derive(Debug, Serialize, ToSchema)]
 pub struct GameStateView {
     /// 9 characters from {-, X, O} or {-, S, O}; the first is square 1 (cell 0).
     pub state: String,
 }
 
-/// Seed 3's `getGameState()`: the board as a 9-character string.
+/// The `cryptosos` contract's `getGameState()`: the board as a 9-character string.
 #[utoipa::path(get, path = "/api/matches/{id}/state", tag = "matches", params(("id" = u64, Path, description = "Match id")),
     responses((status = 200, body = GameStateView), (status = 404, body = ErrorBody), (status = "4XX", body = ErrorBody)))]
 pub async fn game_state(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Path(id): Path<u64>,
 ) -> Result<Json<GameStateView>, ApiError> {
     let view = get_match(State(state), Path(id)).await?;
@@ -562,7 +587,7 @@ pub struct MoveRequest {
 #[utoipa::path(post, path = "/api/matches/{id}/moves", tag = "matches", params(("id" = u64, Path, description = "Match id")), request_body = MoveRequest,
     responses((status = 201, body = CommandResult), (status = 200, body = CommandResult, description = "a duplicate"), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
 pub async fn make_move(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Authed(me): Authed,
     headers: HeaderMap,
     Path(id): Path<u64>,
@@ -577,11 +602,11 @@ pub async fn make_move(
     run(&state, me, command, &headers, Some(MatchId(id))).await
 }
 
-/// Give up: the opponent wins (seed 2).
+/// Give up: the opponent wins.
 #[utoipa::path(post, path = "/api/matches/{id}/forfeit", tag = "matches", params(("id" = u64, Path, description = "Match id")),
     responses((status = 201, body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
 pub async fn forfeit(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Authed(me): Authed,
     headers: HeaderMap,
     Path(id): Path<u64>,
@@ -598,12 +623,12 @@ pub async fn forfeit(
     .await
 }
 
-/// Claim the win when the opponent is too slow (seed 3's `ur2slow()`), or abort a match whose
+/// Claim the win when the opponent is too slow (the `cryptosos` contract's `ur2slow()`), or abort a match whose
 /// first move never came.
 #[utoipa::path(post, path = "/api/matches/{id}/claim-timeout", tag = "matches", params(("id" = u64, Path, description = "Match id")),
     responses((status = 201, body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
 pub async fn claim_timeout(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Authed(me): Authed,
     headers: HeaderMap,
     Path(id): Path<u64>,
@@ -624,7 +649,7 @@ pub async fn claim_timeout(
 #[utoipa::path(post, path = "/api/matches/{id}/rematch", tag = "matches", params(("id" = u64, Path, description = "The ended match's id")),
     responses((status = 201, body = CommandResult), (status = 200, description = "A repeat of an earlier request", body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
 pub async fn rematch(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Authed(me): Authed,
     headers: HeaderMap,
     Path(id): Path<u64>,
@@ -690,7 +715,7 @@ fn limit(l: Option<u32>, default: u32, max: u32) -> Result<u32, ApiError> {
 #[utoipa::path(get, path = "/api/matches/{id}/events", tag = "matches", params(("id" = u64, Path, description = "Match id"), EventsQuery),
     responses((status = 200, body = EventPage), (status = "4XX", body = ErrorBody)))]
 pub async fn match_events(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Path(id): Path<u64>,
     Query(q): Query<EventsQuery>,
 ) -> Result<Json<EventPage>, ApiError> {
@@ -734,7 +759,7 @@ pub struct MatchPage {
 #[utoipa::path(get, path = "/api/matches", tag = "matches", params(MatchesQuery),
     responses((status = 200, body = MatchPage), (status = "4XX", body = ErrorBody)))]
 pub async fn list_matches(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Query(q): Query<MatchesQuery>,
 ) -> Result<Json<MatchPage>, ApiError> {
     let limit = limit(q.limit, 20, 100)?;
@@ -769,11 +794,11 @@ pub async fn list_matches(
     }))
 }
 
-/// A player's stats, rating and active match (seed 1's "board by address").
+/// A player's stats, rating and active match (the `tictactoe` contract's board by address).
 #[utoipa::path(get, path = "/api/players/{address}", tag = "players", params(("address" = String, Path, description = "0x + 64 hex digits")),
     responses((status = 200, body = PlayerView), (status = "4XX", body = ErrorBody)))]
 pub async fn get_player(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Path(address): Path<String>,
 ) -> Result<Json<PlayerView>, ApiError> {
     let address = parse_address(&address)?;
@@ -788,7 +813,7 @@ pub async fn get_player(
 /// The leaderboard's order.
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct LeaderboardQuery {
-    /// rating (default) or wins (seed 3's hall of fame).
+    /// rating (default) or wins (the hall of fame).
     pub by: Option<String>,
     /// At most this many (1-100, default 20).
     pub limit: Option<u32>,
@@ -807,7 +832,7 @@ pub struct Leaderboard {
 #[utoipa::path(get, path = "/api/leaderboard", tag = "players", params(LeaderboardQuery),
     responses((status = 200, body = Leaderboard), (status = "4XX", body = ErrorBody)))]
 pub async fn leaderboard(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Query(q): Query<LeaderboardQuery>,
 ) -> Result<Json<Leaderboard>, ApiError> {
     let limit = limit(q.limit, 20, 100)?;

@@ -11,7 +11,7 @@ use triad_engine::Command;
 use utoipa::{IntoParams, ToSchema};
 
 use super::{
-    ApiJson, AppState, Authed,
+    ApiJson, ApiState, Authed,
     error::{Api, ApiError, ErrorBody},
     games::{Amount, CommandResult, run},
 };
@@ -41,7 +41,7 @@ pub struct LedgerView {
 #[utoipa::path(get, path = "/api/ledger", tag = "ledger", params(LedgerQuery),
     responses((status = 200, body = LedgerView), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
 pub async fn my_ledger(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Authed(me): Authed,
     Query(q): Query<LedgerQuery>,
 ) -> Result<Json<LedgerView>, ApiError> {
@@ -81,7 +81,7 @@ pub struct DepositRequest {
 #[utoipa::path(post, path = "/api/ledger/deposit", tag = "ledger", request_body = DepositRequest,
     responses((status = 201, body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
 pub async fn deposit(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Authed(me): Authed,
     headers: HeaderMap,
     ApiJson(req): ApiJson<DepositRequest>,
@@ -115,7 +115,7 @@ pub struct WithdrawRequest {
 #[utoipa::path(post, path = "/api/ledger/withdraw", tag = "ledger", request_body = WithdrawRequest,
     responses((status = 201, body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
 pub async fn withdraw(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Authed(me): Authed,
     headers: HeaderMap,
     ApiJson(req): ApiJson<WithdrawRequest>,
@@ -147,7 +147,7 @@ pub struct ReserveView {
 #[utoipa::path(get, path = "/api/ledger/reserve", tag = "ledger",
     responses((status = 200, body = ReserveView), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
 pub async fn reserve(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Authed(me): Authed,
 ) -> Result<Json<ReserveView>, ApiError> {
     let engine = state.core.read().await;
@@ -161,11 +161,11 @@ pub async fn reserve(
     }))
 }
 
-/// Owner only: move the whole reserve to the owner's balance (seed 3's `collectProfit()`).
+/// Owner only: move the whole reserve to the owner's balance (the `cryptosos` contract's `collectProfit()`).
 #[utoipa::path(post, path = "/api/ledger/collect", tag = "ledger",
     responses((status = 201, body = CommandResult), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
 pub async fn collect(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Authed(me): Authed,
     headers: HeaderMap,
 ) -> Result<impl IntoResponse, ApiError> {

@@ -2,13 +2,13 @@
 
 pub mod a2a;
 pub mod analysis;
-pub mod apps;
 pub mod auth;
 pub mod client_ip;
 pub mod error;
 pub mod games;
 pub mod ledger;
 pub mod object;
+pub mod relay;
 pub mod system;
 pub mod views;
 pub mod ws;
@@ -55,24 +55,24 @@ use crate::{config::Settings, core::Core, hub::Hub, store::Store};
 /// extractor of every request, and a clone is then one reference count, not one per field
 /// (the field-by-field clone and drop were ~5% of the server's CPU under load).
 #[derive(Clone, Debug)]
-pub struct AppState(Arc<Shared>);
+pub struct ApiState(Arc<Shared>);
 
-impl AppState {
+impl ApiState {
     /// Wraps the shared parts.
     #[must_use]
-    pub fn new(shared: Shared) -> AppState {
-        AppState(Arc::new(shared))
+    pub fn new(shared: Shared) -> ApiState {
+        ApiState(Arc::new(shared))
     }
 }
 
-impl std::ops::Deref for AppState {
+impl std::ops::Deref for ApiState {
     type Target = Shared;
     fn deref(&self) -> &Shared {
         &self.0
     }
 }
 
-/// What [`AppState`] shares.
+/// What [`ApiState`] shares.
 pub struct Shared {
     /// The engine and its writer.
     pub core: Core,
@@ -82,8 +82,8 @@ pub struct Shared {
     pub hub: Hub,
     /// The settings in force.
     pub settings: Arc<Settings>,
-    /// Login challenges and the session cache.
-    pub auth: Arc<auth::AuthState>,
+    /// Login challenges and sessions.
+    pub sessions: Arc<crate::sessions::Sessions>,
     /// Rate limiters.
     pub limits: Arc<Limits>,
     /// The Prometheus exporter.
@@ -94,8 +94,8 @@ pub struct Shared {
     pub long_polls: Arc<crate::bounds::Shares>,
     /// The OpenAPI document.
     pub openapi: Arc<utoipa::openapi::OpenApi>,
-    /// The agents' relay: who waits on which inbox.
-    pub apps: Arc<crate::apps::Relay>,
+    /// The agents' relay.
+    pub relay: Arc<crate::relay::Relay>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -181,13 +181,14 @@ fn rate_limited(wait: Duration) -> ApiError {
     ApiError::new(Api::RateLimited).retry_after(wait.as_secs_f64().ceil() as u64)
 }
 
-impl AppState {
+impl ApiState {
     /// The address a login token belongs to.
     ///
     /// # Errors
     /// When the token is unknown, forged, revoked or expired.
     pub async fn authenticate(&self, token: &str) -> Result<Address, ApiError> {
-        auth::authenticate(self, token).await
+        let (address, _, _) = self.sessions.authenticate(token).await?;
+        Ok(address)
     }
 
     /// Counts one request against `address`'s rate limit.
@@ -236,12 +237,12 @@ pub fn bearer(headers: &HeaderMap) -> Option<&str> {
 #[derive(Copy, Clone, Debug)]
 pub struct Authed(pub Address);
 
-impl FromRequestParts<AppState> for Authed {
+impl FromRequestParts<ApiState> for Authed {
     type Rejection = ApiError;
 
     async fn from_request_parts(
         parts: &mut Parts,
-        state: &AppState,
+        state: &ApiState,
     ) -> Result<Self, Self::Rejection> {
         let token = bearer(&parts.headers).ok_or_else(|| ApiError::new(Api::Unauthorized))?;
         let address = state.authenticate(token).await?;
@@ -283,14 +284,14 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
     modifiers(&BearerAuth),
     tags(
         (name = "auth", description = "Ed25519 challenge-response login"),
-        (name = "challenges", description = "Direct challenges, with consent (seeds 1, 2, 4)"),
-        (name = "queue", description = "The open queue (seed 3's play and cancel)"),
+        (name = "challenges", description = "Direct challenges, with consent"),
+        (name = "queue", description = "The open queue: join, wait, leave"),
         (name = "matches", description = "Playing, the computer, history"),
         (name = "players", description = "Stats, ratings, the hall of fame"),
         (name = "ledger", description = "Balances, deposits, withdrawals, the reserve"),
         (name = "realtime", description = "The WebSocket"),
         (name = "system", description = "Health, metrics, this document"),
-        (name = "agents", description = "Seed 4's agent-to-agent app messages, relayed and refereed; A2A for the computer"),
+        (name = "agents", description = "Agent-to-agent app messages (the A2A tic-tac-toe protocol), relayed and refereed; A2A for the computer"),
     )
 )]
 struct ApiDoc;
@@ -309,7 +310,7 @@ impl utoipa::Modify for BearerAuth {
 }
 
 /// The API's routes and their OpenAPI document (as generated; [`openapi`] is the one served).
-pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
+pub fn routes() -> (Router<ApiState>, utoipa::openapi::OpenApi) {
     OpenApiRouter::with_openapi(ApiDoc::openapi())
         .routes(routes!(auth::challenge))
         .routes(routes!(auth::login))
@@ -342,9 +343,9 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(system::metrics))
         .routes(routes!(system::openapi_json))
         .routes(routes!(system::dev_clock))
-        .routes(routes!(apps::send_message))
-        .routes(routes!(apps::inbox))
-        .routes(routes!(apps::manifest))
+        .routes(routes!(relay::send_message))
+        .routes(routes!(relay::inbox))
+        .routes(routes!(relay::manifest))
         .routes(routes!(a2a::agent_card))
         .routes(routes!(a2a::rpc))
         .split_for_parts()
@@ -450,7 +451,7 @@ const MAX_LOGGED: usize = 200;
 /// id and the tracing span, [`observe`] (metrics with bounded labels, and the request log
 /// line within the client's log budget), the body limits, the in-flight limit (not for
 /// `/healthz`) and the request timeout.
-pub fn app(state: AppState) -> Router {
+pub fn router(state: ApiState) -> Router {
     let (router, _) = routes();
     let timeout = Duration::from_millis(state.settings.request_timeout_ms);
     // One semaphore for the whole server: `Router::layer` builds a layer per route, so a
@@ -458,7 +459,7 @@ pub fn app(state: AppState) -> Router {
     let in_flight = Arc::new(Semaphore::new(state.settings.max_in_flight_requests));
     router
         // The web app's files and pages; `/api/…` paths no route matched are `not_found`.
-        .fallback(crate::web::serve)
+        .fallback(web_app)
         .layer(
             ServiceBuilder::new()
                 // Outermost, so that every answer has them: the limiter's, the timeout's.
@@ -495,6 +496,16 @@ pub fn app(state: AppState) -> Router {
         )
         .layer(DefaultBodyLimit::max(state.settings.max_body_bytes))
         .with_state(state)
+}
+
+/// The router's fallback: the web app's files and pages ([`crate::web`]), or, when it
+/// has none, the reason in the API's error shape.
+async fn web_app(
+    method: axum::http::Method,
+    uri: axum::http::Uri,
+    headers: HeaderMap,
+) -> Result<Response, crate::web::NotServed> {
+    crate::web::serve(&method, &uri, &headers)
 }
 
 /// Whether a path is the API's (answers about one player, at one moment) rather than the
@@ -565,7 +576,7 @@ async fn json_errors(request: Request, next: Next) -> Response {
 
 /// Refuses at once a body whose declared length is over the limit, rather than reading it
 /// up to the limit (or waiting, until the request times out, for bytes that never come).
-async fn declared_length(State(state): State<AppState>, request: Request, next: Next) -> Response {
+async fn declared_length(State(state): State<ApiState>, request: Request, next: Next) -> Response {
     let declared = request
         .headers()
         .get(header::CONTENT_LENGTH)
@@ -585,7 +596,7 @@ async fn declared_length(State(state): State<AppState>, request: Request, next: 
 /// The per-IP rate limit, first of all: the client is named here ([`ClientIp`]: behind a
 /// trusted proxy, the forwarded address), kept in the request's extensions for every later
 /// check, and a refused request costs one counter.
-async fn limit_ip(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+async fn limit_ip(State(state): State<ApiState>, mut request: Request, next: Next) -> Response {
     let client = ClientIp::of(
         request.extensions(),
         request.headers(),
@@ -645,7 +656,7 @@ fn method_label(method: &axum::http::Method) -> &'static str {
 /// and WARN lines count against the client's log budget (`--log-lines-per-ip`), and those
 /// past it are summed up once a minute. An INFO line for every request cost ~4% of the
 /// server's CPU under load (`triad bench`, 100 concurrent games).
-async fn observe(State(state): State<AppState>, request: Request, next: Next) -> Response {
+async fn observe(State(state): State<ApiState>, request: Request, next: Next) -> Response {
     let route = request
         .extensions()
         .get::<MatchedPath>()

@@ -12,7 +12,7 @@ use utoipa::ToSchema;
 use triad_engine::EngineError;
 
 use super::{
-    ApiJson, AppState,
+    ApiJson, ApiState,
     error::{Api, ApiError, ErrorBody},
 };
 
@@ -40,7 +40,7 @@ const PROBE_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 /// The storage is known good when a commit succeeded within [`PROBE_EVERY`]; otherwise (and
 /// after a failure) a probe write finds out, so `/healthz` turns not ok on a failing disk
 /// before any command fails, and ok again once it has recovered, with no command needed.
-async fn not_ready(state: &AppState) -> Option<ApiError> {
+async fn not_ready(state: &ApiState) -> Option<ApiError> {
     use crate::core::StorageFault;
     if !state.core.is_running() {
         return Some(
@@ -117,7 +117,7 @@ async fn not_ready(state: &AppState) -> Option<ApiError> {
 /// has stopped), 209 `storage_unavailable` (the database fails), 218 `storage_full` (its
 /// disk is full).
 #[utoipa::path(get, path = "/healthz", tag = "system", responses((status = 200, body = Health), (status = 503, body = ErrorBody)))]
-pub async fn healthz(State(state): State<AppState>) -> axum::response::Response {
+pub async fn healthz(State(state): State<ApiState>) -> axum::response::Response {
     if let Some(error) = not_ready(&state).await {
         return error.into_response();
     }
@@ -138,7 +138,7 @@ pub async fn healthz(State(state): State<AppState>) -> axum::response::Response 
 /// Prometheus metrics: requests and latencies by route, live matches, open sockets, commit
 /// batch sizes and latencies.
 #[utoipa::path(get, path = "/metrics", tag = "system", responses((status = 200, description = "Prometheus text format", content_type = "text/plain")))]
-pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+pub async fn metrics(State(state): State<ApiState>) -> impl IntoResponse {
     metrics::gauge!("triad_open_websockets").set(state.hub.connections() as f64);
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
@@ -148,7 +148,7 @@ pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
 
 /// This API's OpenAPI 3.1 document.
 #[utoipa::path(get, path = "/api/openapi.json", tag = "system", responses((status = 200, description = "The OpenAPI document", content_type = "application/json")))]
-pub async fn openapi_json(State(state): State<AppState>) -> impl IntoResponse {
+pub async fn openapi_json(State(state): State<ApiState>) -> impl IntoResponse {
     Json(state.openapi.as_ref().clone())
 }
 
@@ -178,7 +178,7 @@ pub struct ClockView {
     responses((status = 200, body = ClockView), (status = 404, body = ErrorBody), (status = "4XX", body = ErrorBody)),
     security(("bearer" = [])))]
 pub async fn dev_clock(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     request: Request,
 ) -> Result<Json<ClockView>, ApiError> {
     if !state.settings.dev_clock {

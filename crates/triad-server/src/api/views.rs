@@ -89,7 +89,7 @@ pub struct MatchView {
     pub host: String,
     /// `[first, second]` once both seats are filled.
     pub players: Option<Vec<SeatView>>,
-    /// Seed 3's 9-character state string, `-` for empty.
+    /// The 9-character state string, `-` for empty (the `cryptosos` contract's `getGameState()`).
     pub board: String,
     /// `first` or `second` while in play.
     pub turn: Option<&'static str>,
@@ -255,7 +255,7 @@ pub struct PlayerView {
     pub draws: u32,
     /// The rating.
     pub rating: RatingView,
-    /// The active match, if any (seed 1's "board by address").
+    /// The active match, if any (the `tictactoe` contract's board by address).
     pub active_match: Option<u64>,
 }
 

@@ -13,7 +13,7 @@
 //!   against the IP address's budget (`--replay-events-per-ip`): past it the answer is
 //!   `{"type":"error","code":207,"topic":…,"seq":…,"retry_after_s":…}`, and the client
 //!   subscribes again from `seq` after that many seconds;
-//! - `{"type":"subscribe","topic":"apps","since":<id>}`: the agents' inbox (seed 4's app
+//! - `{"type":"subscribe","topic":"apps","since":<id>}`: the agents' inbox (their application
 //!   messages): every message after the cursor `since`, then live ones, each as
 //!   `{"type":"app_message","topic":"apps:0x…","seq":<id>,"message":{…}}`;
 //! - `{"type":"unsubscribe","topic":…}`; `{"type":"ping"}`;
@@ -61,7 +61,7 @@ use triad_engine::{Address, Command, MatchId};
 use triad_rules::Mark;
 
 use super::{
-    AppState, ClientIp,
+    ApiState, ClientIp,
     error::{Api, ApiError},
 };
 
@@ -158,7 +158,7 @@ const MAX_REF: usize = 128;
         (status = 429, body = super::error::ErrorBody, description = "too_many_open (219): this IP address has --max-websockets-per-ip WebSockets open; with Retry-After"),
         (status = "4XX", body = super::error::ErrorBody)))]
 pub async fn upgrade(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     ClientIp(client): ClientIp,
     connection_slot: Option<Extension<ConnectionSlot>>,
     Query(query): Query<WsQuery>,
@@ -177,7 +177,12 @@ pub async fn upgrade(
         .token
         .or_else(|| super::bearer(&headers).map(str::to_owned));
     let session = match token {
-        Some(t) => match super::auth::authenticate_token(&state, &t).await {
+        Some(t) => match state
+            .sessions
+            .authenticate(&t)
+            .await
+            .map_err(ApiError::from)
+        {
             Ok(found) => Some(found),
             Err(e) => return e.into_response(),
         },
@@ -293,15 +298,14 @@ async fn drain(socket: &mut WebSocket) {
     .await;
 }
 
-/// A socket's login: the address, and the token it proved it with (checked again at every
-/// move, so that a logout ends what the socket may do).
 /// Who the socket is logged in as, and the hash of the token that says so
-/// ([`auth::token_hash`](super::auth::token_hash)), checked again at every move.
+/// ([`token_hash`](crate::sessions::token_hash)), checked again at every move, so that a
+/// logout ends what the socket may do.
 type Session = Option<(Address, String)>;
 
 async fn connection(
     mut socket: WebSocket,
-    state: AppState,
+    state: ApiState,
     opened_with: Option<(Address, String, u64)>,
     client: IpAddr,
 ) {
@@ -446,7 +450,7 @@ async fn connection(
 
 /// Handles one client message.
 async fn handle(
-    state: &AppState,
+    state: &ApiState,
     socket: &mut WebSocket,
     session: &mut Session,
     (id, client): (u64, IpAddr),
@@ -462,7 +466,7 @@ async fn handle(
             send(socket, Utf8Bytes::from_static(r#"{"type":"pong"}"#)).await,
         )),
         ClientMessage::Auth { token } => {
-            let (a, hash, expires) = super::auth::authenticate_token(state, &token).await?;
+            let (a, hash, expires) = state.sessions.authenticate(&token).await?;
             state.hub.set_session(id, &hash, expires);
             *session = Some((a, hash));
             let reply = serde_json::json!({"type": "authed", "address": a.to_string()});
@@ -506,7 +510,7 @@ async fn handle(
             // A session that ended since the socket logged in subscribes to nothing more
             // (the sweep closes such a socket within seconds; this closes it now).
             if let Some((_, hash)) = session.as_ref()
-                && let Err(e) = super::auth::authenticate_hash(state, hash).await
+                && let Err(e) = state.sessions.session(hash).await.map_err(ApiError::from)
             {
                 // A failing database is not an ended session.
                 if e.status != axum::http::StatusCode::UNAUTHORIZED {
@@ -534,7 +538,7 @@ const MATCH_CATCH_UP_COST: u32 = 32;
 /// it is refused with `rate_limited` and `retry_after_s`, naming the topic and the `seq` to
 /// subscribe from again.
 async fn subscribe(
-    state: &AppState,
+    state: &ApiState,
     socket: &mut WebSocket,
     (id, client): (u64, IpAddr),
     delivered: &mut HashMap<String, u64>,
@@ -558,8 +562,12 @@ async fn subscribe(
     // queue and are dropped as duplicates if the log already had them.
     state.hub.subscribe(id, &topic);
     // `apps:<address>` is the agents' inbox, numbered by message, not by event.
-    let page: Result<Vec<(u64, String)>, ApiError> = match crate::apps::topic_owner(&topic) {
-        Some(owner) => crate::apps::frames(state, owner, last, CATCH_UP_PAGE).await,
+    let page: Result<Vec<(u64, String)>, ApiError> = match crate::relay::topic_owner(&topic) {
+        Some(owner) => state
+            .relay
+            .frames(owner, last, CATCH_UP_PAGE)
+            .await
+            .map_err(ApiError::from),
         None => state
             .store
             .topic_events(&topic, last, CATCH_UP_PAGE)
@@ -620,7 +628,7 @@ async fn subscribe(
 /// A move sent on the socket: the session is checked again (a logout ends it), the
 /// per-address rate limit applies, and the engine answers as for `POST …/moves`.
 async fn play(
-    state: &AppState,
+    state: &ApiState,
     session: Option<&(Address, String)>,
     match_id: MatchId,
     seq: u8,
@@ -633,7 +641,7 @@ async fn play(
             "log in (send an auth message, or connect with ?token=) before sending a move",
         ));
     };
-    let me = super::auth::authenticate_hash(state, hash).await?;
+    let (me, _) = state.sessions.session(hash).await?;
     state.check_address_rate(me)?;
     let command = Command::Move {
         match_id,
@@ -641,12 +649,7 @@ async fn play(
         cell,
         mark,
     };
-    let receipt = state.core.execute(me, command, None).await?;
-    Ok(super::games::CommandAck {
-        match_id: Some(match_id.0),
-        event_seqs: receipt.events.iter().map(|e| e.seq).collect(),
-        duplicate: receipt.duplicate.is_some(),
-    })
+    super::games::execute_for_ack(state, me, command, Some(match_id)).await
 }
 
 fn resolve_topic(topic: &str, address: Option<Address>) -> Result<String, ApiError> {
@@ -658,7 +661,7 @@ fn resolve_topic(topic: &str, address: Option<Address>) -> Result<String, ApiErr
                 "log in (send an auth message) to follow your inbox",
             )
         }),
-        "apps" => address.map(crate::apps::topic).ok_or_else(|| {
+        "apps" => address.map(crate::relay::topic).ok_or_else(|| {
             ApiError::with_message(
                 Api::Unauthorized,
                 "log in (send an auth message) to follow your agents' inbox",

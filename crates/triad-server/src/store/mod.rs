@@ -37,6 +37,7 @@ mod log;
 mod migrations;
 mod projections;
 mod reader;
+pub mod relay;
 mod replay;
 mod sessions;
 mod topics;

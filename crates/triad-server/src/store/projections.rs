@@ -23,7 +23,7 @@ pub struct LedgerEntry {
 
 impl Store {
     /// A match as last stored (a live one as of its first move or its last event other than
-    /// a move: ask the engine first, as `AppState::match_view` does).
+    /// a move: ask the engine first, as `ApiState::match_view` does).
     ///
     /// # Errors
     /// On a database failure or a corrupt row.

@@ -62,7 +62,7 @@ impl Store {
     /// already was. Rows live until the challenge expires (`expires_ms`), after which it
     /// cannot be used anyway; [`purge_expired`](Store::purge_expired), which the session
     /// sweep runs every few seconds, drops them in bounded batches. A pending challenge is not
-    /// stored at all (its id is authenticated: `api::auth`), so the table holds only
+    /// stored at all (its id is authenticated: `sessions`), so the table holds only
     /// challenges that logged someone in, no more than the sessions they made.
     ///
     /// # Errors

@@ -340,7 +340,7 @@ impl Server {
         let running = triad_server::start(args.resolve().unwrap())
             .await
             .expect("the server starts");
-        let app = triad_server::api::app(running.state.clone());
+        let app = triad_server::api::router(running.state.clone());
         let mut server = Server {
             app,
             running: Some(running),
@@ -371,7 +371,7 @@ impl Server {
 
     /// The running server's state.
     #[must_use]
-    pub fn state(&self) -> &triad_server::api::AppState {
+    pub fn state(&self) -> &triad_server::api::ApiState {
         &self.running.as_ref().expect("running").state
     }
 

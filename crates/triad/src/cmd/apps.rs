@@ -1,4 +1,5 @@
-//! `triad apps`: seed 4's `reef apps` commands, through a Triad server that relays and
+//! `triad apps`: the agents' app commands (the A2A tic-tac-toe
+//! protocol that Triad's agents speak), through a Triad server that relays and
 //! referees them. `triad apps send <address> tic-tac-toe propose --payload '{"seq":0,"role":"X"}'`
 //! sends an app action; `triad apps inbox` reads the messages sent to you.
 
@@ -11,7 +12,7 @@ use triad_protocol::{App, Message, board_string};
 
 use super::client::{Client, Connection, Incoming};
 
-/// Send seed 4's app actions to other agents and read yours (relayed and refereed by a
+/// Send app actions to other agents and read yours (relayed and refereed by a
 /// Triad server).
 #[derive(Debug, Args)]
 pub(crate) struct AppsArgs {
@@ -28,7 +29,7 @@ enum AppsCommand {
 
 /// Send an app action to another agent: propose, accept, move or result.
 ///
-/// The payload is seed 4's, for example '{"seq":0,"role":"X"}' to propose, or
+/// The payload is the protocol's, for example '{"seq":0,"role":"X"}' to propose, or
 /// '{"seq":1,"replyTo":0,"position":4,"mark":"X","board":["","","","","X","","","",""]}' to
 /// move. It is checked before it leaves, and the server refuses a message the rules do not
 /// allow with the reason. The message is signed with your key.
@@ -82,7 +83,7 @@ struct InboxArgs {
     connection: Connection,
 }
 
-/// Print an app's manifest: seed 4's front matter (appId, version, actions).
+/// Print an app's manifest: its front matter (appId, version, actions).
 #[derive(Debug, Args)]
 struct ManifestArgs {
     /// tic-tac-toe or sos.
@@ -155,7 +156,7 @@ async fn send(args: SendArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The board of a move, drawn as seed 4 draws it.
+/// The board of a move, drawn as the protocol draws it.
 fn drawn(message: &Message) -> Option<String> {
     let Message::Move(m) = message else {
         return None;
@@ -174,7 +175,7 @@ fn drawn(message: &Message) -> Option<String> {
 
 fn show(message: &Incoming, json: bool, out: &mut impl Write) -> anyhow::Result<()> {
     let decoded = message.decode();
-    // The payload in the seed's field order when it decodes (it always does from the relay).
+    // The payload in the protocol's field order when it decodes (it always does from the relay).
     let payload = match &decoded {
         Ok((app, m, _)) => m.payload_json(*app),
         Err(_) => message.payload.to_string(),

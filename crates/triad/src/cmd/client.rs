@@ -1,5 +1,5 @@
 //! A logged-in client of a Triad server's agents' relay, shared by `triad apps` and
-//! `triad agent`: send seed 4's app actions (signed), read the inbox by long-poll, and keep
+//! `triad agent`: send app actions (signed), read the inbox by long-poll, and keep
 //! the inbox cursor on disk so that nothing is read twice or lost between runs.
 
 use std::{

@@ -1,6 +1,7 @@
-//! The agents' relay over HTTP: send seed 4's app actions to another address, read your
+//! The agents' relay over HTTP: send application actions (the A2A
+//! tic-tac-toe protocol that Triad's agents speak) to another address, read your
 //! inbox by long-poll, and read an app's manifest. The rules and the engine mapping are in
-//! [`crate::apps`]; the WebSocket topic `apps` carries the same inbox live.
+//! [`crate::relay`]; the WebSocket topic `apps` carries the same inbox live.
 
 use std::time::Duration;
 
@@ -15,14 +16,14 @@ use triad_protocol::{App, Message, Signed};
 use utoipa::{IntoParams, ToSchema};
 
 use super::{
-    ApiJson, AppState, Authed, ClientIp,
+    ApiJson, ApiState, Authed, ClientIp,
     error::{Api, ApiError, ErrorBody},
     games::idempotency_key,
     views::MatchView,
 };
-use crate::apps::{InboxMessage, Outgoing};
+use crate::relay::{InboxMessage, Outgoing};
 
-/// An app action for another agent: seed 4's `{to, appId, action, payload}`.
+/// An app action for another agent: `{to, appId, action, payload}`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SendRequest {
@@ -34,7 +35,7 @@ pub struct SendRequest {
     /// `propose`, `accept`, `move` or `result`.
     #[schema(example = "propose")]
     pub action: String,
-    /// The payload in seed 4's shape, for example `{"seq":0,"role":"X"}`.
+    /// The payload in the protocol's shape, for example `{"seq":0,"role":"X"}`.
     #[schema(value_type = Object)]
     pub payload: Value,
     /// Optional: `{"publicKey", "signature"}`, the sender's Ed25519 signature of the message
@@ -63,15 +64,15 @@ pub struct SendResponse {
     pub match_: Option<MatchView>,
 }
 
-/// Send an app action to another agent (seed 4's `reef apps send`). The relay checks it
-/// against the game as the seed's rules say (refusing it with the reason), has the engine
+/// Send an app action to another agent (`triad apps send`). The relay checks it
+/// against the game by the protocol's rules (refusing it with the reason), has the engine
 /// referee it, and delivers it to the recipient's inbox. A resend answers `duplicate: true`.
 #[utoipa::path(post, path = "/api/apps/messages", tag = "agents", request_body = SendRequest,
     responses((status = 201, body = SendResponse), (status = 200, body = SendResponse, description = "a resend, delivered once"),
         (status = "4XX", body = ErrorBody)),
     security(("bearer" = [])))]
 pub async fn send_message(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Authed(me): Authed,
     headers: HeaderMap,
     ApiJson(req): ApiJson<SendRequest>,
@@ -90,7 +91,7 @@ pub async fn send_message(
         signed: req.signed,
         seen: req.match_id.map(triad_engine::MatchId),
     };
-    let sent = crate::apps::send(&state, me, out, key).await?;
+    let sent = state.relay.send(me, out, key).await?;
     let match_ = state.match_view(sent.match_id).await?;
     let status = if sent.duplicate {
         StatusCode::OK
@@ -140,7 +141,7 @@ pub struct InboxPage {
         (status = "4XX", body = ErrorBody)),
     security(("bearer" = [])))]
 pub async fn inbox(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     ClientIp(client): ClientIp,
     Authed(me): Authed,
     Query(q): Query<InboxQuery>,
@@ -173,7 +174,7 @@ pub async fn inbox(
                 .map_err(|why| state.long_polls.refusal(why))?,
         )
     };
-    let messages = crate::apps::poll(&state, me, q.after, limit, wait).await?;
+    let messages = state.relay.poll(me, q.after, limit, wait).await?;
     let next_after = messages.last().map_or(q.after, |m| m.id);
     Ok(Json(InboxPage {
         messages,
@@ -181,7 +182,7 @@ pub async fn inbox(
     }))
 }
 
-/// An app's manifest: seed 4's front matter as JSON (`appId`, `version` 0.3.0, the actions).
+/// An app's manifest as JSON (`appId`, `version` 0.3.0, the actions).
 #[utoipa::path(get, path = "/api/apps/{app_id}/manifest", tag = "agents",
     params(("app_id" = String, Path, description = "tic-tac-toe or sos")),
     responses((status = 200, body = Object), (status = "4XX", body = ErrorBody)))]
