@@ -196,18 +196,18 @@ const FUZZ_TARGETS: &[(&str, &str, bool)] = &[
 
 /// The flags every fuzz build and run shares: no sanitizer (the code has no `unsafe`; the
 /// targets look for panics, hangs and runaway memory), and one target directory for all the
-/// fuzz crates, so what they have in common (libFuzzer, the Triad crates below the server,
-/// serde …) is compiled once. A build and a run with the same flags share one build.
-fn fuzz_flags(dir: &str) -> Result<Vec<String>, String> {
-    let shared = target_dir()?.join("fuzz");
-    Ok(vec![
-        "--fuzz-dir".into(),
-        dir.into(),
-        "-s".into(),
-        "none".into(),
-        "--target-dir".into(),
-        shared.to_string_lossy().into_owned(),
-    ])
+/// fuzz crates (`<target>/fuzz`), so what they have in common (libFuzzer, the Triad crates
+/// below the server, serde …) is compiled once. A build and a run with the same flags share
+/// one build.
+fn fuzz_flags<'a>(dir: &'a str, shared_target: &'a str) -> [&'a str; 6] {
+    [
+        "--fuzz-dir",
+        dir,
+        "-s",
+        "none",
+        "--target-dir",
+        shared_target,
+    ]
 }
 
 /// A run of every fuzz target for `seconds` each; an input that takes over 10 s is a hang
@@ -217,14 +217,15 @@ fn fuzz(seconds: u64) -> Result<(), String> {
     ensure_cargo_fuzz()?;
     let scratch = std::env::temp_dir().join(format!("triad-fuzz-{}", std::process::id()));
     let long = seconds >= 60;
+    let shared_target = target_dir()?.join("fuzz");
+    let shared_target = shared_target.to_string_lossy();
     let mut built: Vec<&str> = Vec::new();
     for &(dir, target, in_default) in FUZZ_TARGETS {
         if !in_default && !long {
             println!("\n(fuzz {target}: only with TRIAD_SOAK=1)");
             continue;
         }
-        let flags = fuzz_flags(dir)?;
-        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        let flags = fuzz_flags(dir, &shared_target);
         if !built.contains(&dir) {
             step(
                 &format!("build the fuzz targets in {dir}"),
@@ -232,7 +233,10 @@ fn fuzz(seconds: u64) -> Result<(), String> {
                 &[&["+stable", "fuzz", "build"][..], &flags].concat(),
             )
             .map_err(|e| {
-                format!("{e}: the fuzz build failed (a compile error, or cargo-fuzz or the toolchain; no input was fuzzed)")
+                format!(
+                    "{e}: the fuzz build failed (a compile error, or cargo-fuzz or the \
+                     toolchain; nothing was fuzzed)"
+                )
             })?;
             built.push(dir);
         }
