@@ -13,7 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
-import { addressOf } from '../../crates/triad-server/web/js/wallet.js';
+import { addressOf } from '../../web/js/wallet.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const TRIAD_BIN = path.resolve(ROOT, process.env.TRIAD_BIN ?? 'target/debug/triad');

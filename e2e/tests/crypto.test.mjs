@@ -8,9 +8,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { blake2b, blake2b256 } from '../../crates/triad-server/web/js/blake2b.js';
-import { formatAmount, parseAmount } from '../../crates/triad-server/web/js/format.js';
-import { addressOf } from '../../crates/triad-server/web/js/wallet.js';
+import { blake2b, blake2b256 } from '../../web/js/blake2b.js';
+import { formatAmount, parseAmount } from '../../web/js/format.js';
+import { addressOf } from '../../web/js/wallet.js';
 import { ROOT } from '../lib/harness.mjs';
 
 const hex = (bytes) => Buffer.from(bytes).toString('hex');

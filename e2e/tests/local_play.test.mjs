@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 
-import { outcomeOf } from '../../crates/triad-server/web/js/rules.js';
+import { outcomeOf } from '../../web/js/rules.js';
 import { boardOf, clickCell, launchBrowser, marks, newPage, seeded, startServer, waitForBoard } from '../lib/harness.mjs';
 
 let server;

@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 
-import { chooseFromAnalysis } from '../../crates/triad-server/web/js/computer.js';
-import { EMPTY_BOARD, legalMoves, outcomeOf, play, turnOf } from '../../crates/triad-server/web/js/rules.js';
+import { chooseFromAnalysis } from '../../web/js/computer.js';
+import { EMPTY_BOARD, legalMoves, outcomeOf, play, turnOf } from '../../web/js/rules.js';
 import { seeded, startServer } from '../lib/harness.mjs';
 
 let server;

@@ -143,21 +143,41 @@ fn ensure_target(target: &str) -> Result<(), String> {
     )
 }
 
-/// Installs cargo-fuzz when it is missing.
+/// The cargo-fuzz release the fuzz targets are built with.
+const CARGO_FUZZ: &str = "0.13.2";
+
+/// Installs cargo-fuzz [`CARGO_FUZZ`] unless that very release is installed (another one is
+/// replaced, so every run builds the targets with the same flags).
 fn ensure_cargo_fuzz() -> Result<(), String> {
-    if succeeds("cargo", &["fuzz", "--version"]) {
+    let installed = Command::new("cargo")
+        .args(["fuzz", "--version"])
+        .current_dir(root())
+        .output()
+        .is_ok_and(|o| {
+            o.status.success()
+                && String::from_utf8_lossy(&o.stdout).trim() == format!("cargo-fuzz {CARGO_FUZZ}")
+        });
+    if installed {
         return Ok(());
     }
     step(
-        "install cargo-fuzz",
+        &format!("install cargo-fuzz {CARGO_FUZZ}"),
         "cargo",
-        &["install", "cargo-fuzz", "--locked", "--version", "0.13.2"],
+        &[
+            "install",
+            "cargo-fuzz",
+            "--locked",
+            "--force",
+            "--version",
+            CARGO_FUZZ,
+        ],
     )
 }
 
 /// The fuzz targets, one for every decoder of outside input: (fuzz directory, target,
 /// whether the default run includes it). Each starts from its committed seed corpus,
-/// `<fuzz directory>/corpus/<target>`.
+/// `<fuzz directory>/corpus/<target>`. The fuzz directories are crates of their own, but
+/// their lock files pin the same versions of what they share.
 const FUZZ_TARGETS: &[(&str, &str, bool)] = &[
     // Board strings (seed 3's state strings and position numbers).
     ("crates/triad-rules/fuzz", "parse_board", true),
@@ -174,16 +194,51 @@ const FUZZ_TARGETS: &[(&str, &str, bool)] = &[
     ("crates/triad-server/fuzz", "api_bodies", true),
 ];
 
+/// The flags every fuzz build and run shares: no sanitizer (the code has no `unsafe`; the
+/// targets look for panics, hangs and runaway memory), and one target directory for all the
+/// fuzz crates (`<target>/fuzz`), so what they have in common (libFuzzer, the Triad crates
+/// below the server, serde …) is compiled once. A build and a run with the same flags share
+/// one build.
+fn fuzz_flags<'a>(dir: &'a str, shared_target: &'a str) -> [&'a str; 6] {
+    [
+        "--fuzz-dir",
+        dir,
+        "-s",
+        "none",
+        "--target-dir",
+        shared_target,
+    ]
+}
+
 /// A run of every fuzz target for `seconds` each; an input that takes over 10 s is a hang
-/// and fails the run, as a panic does.
+/// and fails the run, as a panic does. Each fuzz directory is built first, as a step of its
+/// own, and its targets then run on that build.
 fn fuzz(seconds: u64) -> Result<(), String> {
     ensure_cargo_fuzz()?;
     let scratch = std::env::temp_dir().join(format!("triad-fuzz-{}", std::process::id()));
     let long = seconds >= 60;
+    let shared_target = target_dir()?.join("fuzz");
+    let shared_target = shared_target.to_string_lossy();
+    let mut built: Vec<&str> = Vec::new();
     for &(dir, target, in_default) in FUZZ_TARGETS {
         if !in_default && !long {
             println!("\n(fuzz {target}: only with TRIAD_SOAK=1)");
             continue;
+        }
+        let flags = fuzz_flags(dir, &shared_target);
+        if !built.contains(&dir) {
+            step(
+                &format!("build the fuzz targets in {dir}"),
+                "cargo",
+                &[&["+stable", "fuzz", "build"][..], &flags].concat(),
+            )
+            .map_err(|e| {
+                format!(
+                    "{e}: the fuzz build failed (a compile error, or cargo-fuzz or the \
+                     toolchain; nothing was fuzzed)"
+                )
+            })?;
+            built.push(dir);
         }
         // New inputs go to a scratch directory, so the run never changes the committed
         // seed corpus it starts from.
@@ -197,73 +252,92 @@ fn fuzz(seconds: u64) -> Result<(), String> {
                 seeds.display()
             ));
         }
+        // libFuzzer writes an input that fails (crash-, timeout-, oom-, leak-…) here.
+        let artifacts = root().join(dir).join("artifacts").join(target);
+        let before = files_in(&artifacts);
         let max_time = format!("-max_total_time={seconds}");
-        step(
-            &format!("fuzz {target} for {seconds} s"),
-            "cargo",
+        let (fresh, seeds) = (fresh.to_string_lossy(), seeds.to_string_lossy());
+        let run = [
+            &["+stable", "fuzz", "run"][..],
+            &flags,
             &[
-                "+stable",
-                "fuzz",
-                "run",
-                "--fuzz-dir",
-                dir,
-                "-s",
-                "none",
                 target,
-                &fresh.to_string_lossy(),
-                &seeds.to_string_lossy(),
+                &fresh,
+                &seeds,
                 "--",
                 &max_time,
                 "-timeout=10",
                 "-rss_limit_mb=2048",
             ],
-        )?;
+        ]
+        .concat();
+        if let Err(e) = step(&format!("fuzz {target} for {seconds} s"), "cargo", &run) {
+            let found: Vec<PathBuf> = files_in(&artifacts)
+                .into_iter()
+                .filter(|f| !before.contains(f))
+                .collect();
+            return Err(match found.first() {
+                Some(input) => format!(
+                    "{e}: fuzzing found a problem in Triad; the input is {} (run it again with \
+                     `cargo fuzz run --fuzz-dir {dir} -s none {target} {}`)",
+                    input.display(),
+                    input.display()
+                ),
+                None => format!(
+                    "{e}: the fuzzer itself failed and left no failing input (cargo-fuzz, \
+                     libFuzzer or the machine; not a finding in Triad)"
+                ),
+            });
+        }
     }
     let _ = std::fs::remove_dir_all(&scratch);
     Ok(())
 }
 
-/// The dependencies of Triad's peer benchmark (`bench/peer`, boardgame.io): `triad bench`'s
-/// test checks its move scripts against the peer's `loadgen.js --dump-moves`, which loads
-/// them. Runs `npm ci` when `node_modules` is missing or older than the lockfile (npm
-/// writes `node_modules/.package-lock.json` at each install).
+/// The files directly in `dir` (none if it is missing).
+fn files_in(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default()
+}
+
+/// The dependencies of Triad's peer benchmark (`bench/peer`, boardgame.io), from its lock:
+/// `triad bench`'s test checks its move scripts against the peer's
+/// `loadgen.js --dump-moves`, which loads them.
 fn peerbench_deps() -> Result<(), String> {
-    let dir = root().join("bench/peer");
-    let modified = |path: &Path| std::fs::metadata(path).and_then(|m| m.modified()).ok();
-    let installed = modified(&dir.join("node_modules/.package-lock.json"));
-    let locked = modified(&dir.join("package-lock.json"));
-    if dir.join("node_modules/boardgame.io").is_dir() && installed.is_some() && installed >= locked
-    {
-        return Ok(());
-    }
     if !succeeds("node", &["--version"]) {
         return Err("node is needed to check triad bench's move scripts; install nodejs".into());
     }
-    println!("\n==> npm ci in bench/peer");
-    let status = Command::new("npm")
-        .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
-        .current_dir(&dir)
-        .status()
-        .map_err(|e| format!("npm ci: {e}"))?;
-    if !status.success() {
-        return Err("npm ci failed in bench/peer".into());
-    }
-    Ok(())
+    npm_ci("the peer benchmark", &root().join("bench/peer"))
 }
 
+/// `npm ci` in `dir`: exactly the packages its `package-lock.json` pins, each checked
+/// against the lock's integrity hash, in a `node_modules` made anew (whatever an earlier run
+/// left there is removed first).
+fn npm_ci(what: &str, dir: &Path) -> Result<(), String> {
+    step_with(
+        &format!("install {what} from its lock"),
+        dir,
+        &[],
+        "npm",
+        &["ci", "--no-audit", "--no-fund", "--loglevel=error"],
+    )
+    .map_err(|e| {
+        format!(
+            "{e}: npm could not install what {} pins (npm, the registry or the network, or \
+             a package.json out of step with its lock); not a finding in Triad",
+            dir.join("package-lock.json").display()
+        )
+    })
+}
+
+/// The official Sui SDK, run in Node, reproduces `tests/sui_vectors.json` byte for byte.
 fn sui_vectors() -> Result<(), String> {
     let dir = root().join("crates/triad-identity/vectors");
     if !succeeds("node", &["--version"]) {
         return Err("node is needed to check the Sui SDK vectors; install nodejs".into());
     }
-    let status = Command::new("npm")
-        .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
-        .current_dir(&dir)
-        .status()
-        .map_err(|e| format!("npm ci: {e}"))?;
-    if !status.success() {
-        return Err("npm ci failed in crates/triad-identity/vectors".into());
-    }
+    npm_ci("the Sui SDK", &dir)?;
     println!("\n==> Sui SDK vectors: node generate.mjs | diff");
     let out = Command::new("node")
         .arg("generate.mjs")
@@ -312,15 +386,22 @@ fn step_with(
     }
 }
 
-/// Like [`step`], but the program's standard output is also kept: on failure, the message
-/// and everything it printed.
-fn step_teed(name: &str, program: &str, args: &[&str]) -> Result<(), (String, String)> {
+/// Like [`step_with`], but the program's standard output is also kept: on failure, the
+/// message and everything it printed.
+fn step_teed(
+    name: &str,
+    dir: &Path,
+    env: &[(&str, &str)],
+    program: &str,
+    args: &[&str],
+) -> Result<(), (String, String)> {
     use std::io::{BufRead as _, Write as _};
     println!("\n==> {name}: {program} {}", args.join(" "));
     let started = Instant::now();
     let mut child = Command::new(program)
         .args(args)
-        .current_dir(root())
+        .envs(env.iter().copied())
+        .current_dir(dir)
         .stdout(std::process::Stdio::piped())
         .spawn()
         .map_err(|e| {
@@ -374,6 +455,23 @@ fn ensure_chromium() -> Result<(), String> {
     }
 }
 
+/// What the workspace's tests build, `cargo test --workspace --all-targets`, without
+/// running them: the `triad` binary the browser tests and the API fuzzing drive is the one
+/// the tests built (`<target>/debug/triad`, test profile, the workspace's features), so
+/// after the tests nothing is compiled again. Its path.
+fn build_triad(purpose: &str) -> Result<PathBuf, String> {
+    step(
+        &format!("build triad {purpose} (as the tests build it)"),
+        "cargo",
+        &[&["test", "--no-run"][..], WORKSPACE_TESTS].concat(),
+    )?;
+    Ok(target_dir()?.join("debug").join("triad"))
+}
+
+/// The workspace's tests: every crate, every target (libraries, binaries, integration tests,
+/// benches and examples, each built as a test).
+const WORKSPACE_TESTS: &[&str] = &["--workspace", "--all-targets"];
+
 /// Where cargo puts what it builds (`CARGO_TARGET_DIR`, a config file, or `target/`).
 fn target_dir() -> Result<PathBuf, String> {
     let out = Command::new("cargo")
@@ -404,13 +502,7 @@ fn web() -> Result<(), String> {
         return Err("node is needed for the web app's tests; install nodejs".into());
     }
     let e2e = root().join("e2e");
-    step_with(
-        "install the browser-test packages",
-        &e2e,
-        &[],
-        "npm",
-        &["ci", "--no-audit", "--no-fund", "--loglevel=error"],
-    )?;
+    npm_ci("the browser-test packages", &e2e)?;
     step_with(
         "type-check the web app",
         &e2e,
@@ -418,14 +510,9 @@ fn web() -> Result<(), String> {
         "npx",
         &["--no-install", "tsc", "--noEmit", "-p", "tsconfig.web.json"],
     )?;
-    step(
-        "build triad for the browser tests",
-        "cargo",
-        &["build", "-p", "triad"],
-    )?;
-    let bin = target_dir()?.join("debug").join("triad");
+    let bin = build_triad("for the browser tests")?;
     let bin = bin.to_string_lossy();
-    step_with(
+    step_teed(
         "browser tests",
         &e2e,
         &[("TRIAD_BIN", &bin)],
@@ -434,6 +521,18 @@ fn web() -> Result<(), String> {
         // browser test is waiting, so two share the machine's cores well.
         &["--test", "--test-concurrency=2"],
     )
+    .map_err(|(message, output)| {
+        // playwright-core names the call that failed: a browser that never started says
+        // nothing about the app.
+        if output.contains("browserType.launch") {
+            format!(
+                "{message}: Chromium did not start (the browser or the machine; not a finding \
+                 in Triad)"
+            )
+        } else {
+            format!("{message}: a browser test failed (a finding in the web app or the server)")
+        }
+    })
 }
 
 /// The Stylus contracts in `contracts/`, a workspace of its own (see its README): format,
@@ -513,8 +612,7 @@ fn contracts() -> Result<(), String> {
         return Err("node is needed to rebuild the contracts' Solidity reference".into());
     }
     let reference = dir.join("reference");
-    let ci = ["ci", "--no-audit", "--no-fund", "--loglevel=error"];
-    step_with("install solc", &reference, &[], "npm", &ci)?;
+    npm_ci("solc", &reference)?;
     let check = ["build.mjs", "--check"];
     step_with(
         "solc reproduces the reference bytecode",
@@ -608,12 +706,7 @@ impl Drop for ServeChild {
 fn api_schema_fuzz(soak: bool) -> Result<(), String> {
     use std::io::BufRead as _;
     let st = ensure_schemathesis()?;
-    step(
-        "build triad for the API fuzzing",
-        "cargo",
-        &["build", "-p", "triad"],
-    )?;
-    let bin = target_dir()?.join("debug").join("triad");
+    let bin = build_triad("for the API fuzzing")?;
     let scratch = env::temp_dir().join(format!("triad-schemathesis-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch);
     std::fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
@@ -689,7 +782,7 @@ fn api_schema_fuzz(soak: bool) -> Result<(), String> {
     ];
     let name = format!("schemathesis {SCHEMATHESIS} against the OpenAPI document");
     let st = st.to_string_lossy();
-    let mut result = step_teed(&name, &st, &args);
+    let mut result = step_teed(&name, &root(), &[], &st, &args);
     if let Err((_, output)) = &result
         && FuzzFailure::of(output) == FuzzFailure::ToolCrash
     {
@@ -698,7 +791,7 @@ fn api_schema_fuzz(soak: bool) -> Result<(), String> {
         println!(
             "\nschemathesis itself crashed (no check failed: not a finding in Triad); once more"
         );
-        result = step_teed(&name, &st, &args);
+        result = step_teed(&name, &root(), &[], &st, &args);
     }
     let result = result.map_err(|(message, output)| match FuzzFailure::of(&output) {
         FuzzFailure::Finding => format!("{message}: schemathesis found a problem in Triad"),
@@ -758,7 +851,7 @@ fn test() -> Result<(), String> {
         &root(),
         &pg_env,
         "cargo",
-        &["test", "--workspace", "--all-targets"],
+        &[&["test"][..], WORKSPACE_TESTS].concat(),
     )?;
     postgres_suites(&pg)?;
     drop(pg);

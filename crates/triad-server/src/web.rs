@@ -1,6 +1,6 @@
-//! The web app: plain ES modules, CSS and icons from `crates/triad-server/web/`, embedded in
-//! the binary and served at `/` by the router's fallback, so `triad serve` is the one
-//! process to start.
+//! The web app: plain ES modules, CSS and icons from the repository's top-level `web/`
+//! folder, embedded in the binary and served at `/` by the router's fallback, so
+//! `triad serve` is the one process to start.
 //!
 //! [`serve`] answers every request no API route matched:
 //! - a path under `/api` is the API's JSON `not_found` (an API client never gets HTML);
@@ -41,7 +41,7 @@ pub enum NotServed {
 
 /// The app's files.
 #[derive(Embed)]
-#[folder = "web/"]
+#[folder = "../../web/"]
 struct Assets;
 
 /// The paths that are pages of the app (served as `index.html`): exact paths, and
