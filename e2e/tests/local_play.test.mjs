@@ -1,5 +1,5 @@
 // Play on one device, in a real browser: the perfect computer never lets the human win
-// (as X and as O, against several strategies, by mouse and by keyboard); seed 5's URLs;
+// (as X and as O, against several strategies, by mouse and by keyboard); the HTML5 canvas game's URLs;
 // two people where X wins with the ninth mark; SOS with the letter chosen by key; and the
 // screen-reader announcements.
 
@@ -167,7 +167,7 @@ test('a whole game from the keyboard: arrows and Enter, then digits; moves and t
   await page.context().close();
 });
 
-test('seed 5’s ?player=human: two people, X wins with the ninth mark and the page says so', async () => {
+test('the canvas game’s ?player=human: two people, X wins with the ninth mark and the page says so', async () => {
   const page = await newPage(browser, server);
   await page.goto('/?player=human');
   await page.locator('.board').waitFor();
@@ -188,7 +188,7 @@ test('seed 5’s ?player=human: two people, X wins with the ninth mark and the p
   await page.context().close();
 });
 
-test('seed 5’s ?player=random: a random computer the human can beat', async () => {
+test('the canvas game’s ?player=random: a random computer the human can beat', async () => {
   const page = await newPage(browser, server);
   await page.goto('/?player=random');
   await page.locator('.board').waitFor();

@@ -1,4 +1,4 @@
-// Two browsers, two wallets: a challenge by address (seed 1), accepted, played to a win;
+// Two browsers, two wallets: a challenge by address (as the Sui contract does), accepted, played to a win;
 // both pages see every move and the result live (WebSocket, no reload), and the players'
 // stats and ratings change. Then a rematch, a third browser watching read-only, and API
 // errors shown in plain words.

@@ -1,4 +1,4 @@
-// Seed 3's staked SOS queue in two browsers: both balances change exactly as its rules
+// The SOS contract's staked queue in two browsers: both balances change exactly as its rules
 // say (the winner of a pot of 2E gets 1.8E, so +0.8E net; the loser −E), on the page and
 // in the ledger; a draw refunds 0.9E each. Then the timing rules with short limits: the
 // waiting player may cancel only once the wait allows it (a countdown, then the button),
@@ -85,7 +85,7 @@ test('the SOS queue with stakes: a win pays 1.8E of the 2E pot, a draw refunds 0
     await bob.locator('.result-title', { hasText: 'You lost' }).waitFor();
     assert.equal(await alice.locator('.board').getAttribute('data-win'), '0,4,8');
 
-    // Exactly seed 3's payout: the winner gets 1.8E of the 2E pot; the loser loses E.
+    // Exactly the SOS contract's payout: the winner gets 1.8E of the 2E pot; the loser loses E.
     const aliceAfter = DEPOSIT - STAKE + (18n * STAKE) / 10n;
     const bobAfter = DEPOSIT - STAKE;
     await waitForBalance(alice, aliceAfter);

@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * The board, drawn on a canvas (seed 5), for every game view: local and online play and
+ * The board, drawn on a canvas (as the HTML5 canvas game drew it), for every game view: local and online play and
  * spectating.
  *
  * - Crisp on any screen: the canvas's backing store follows its CSS size times
@@ -12,7 +12,7 @@
  *   Enter or Space plays, 1-9 play a square directly. Each button says its square, what is
  *   on it, and whether it is the last move or part of the winning line, so the board never
  *   relies on colour: marks are shapes (X, O, S), the last move has a corner dot, and a win
- *   has a line drawn through it as well as seed 5's red squares.
+ *   has a line drawn through it as well as the canvas game's red squares.
  * @module
  */
 

@@ -5,7 +5,7 @@
  * the best moves) and choose here, as `triad-solver`'s `Strength` does:
  * - perfect: one of the best moves, uniformly (wins fastest, loses slowest, never worse);
  * - casual: with probability 1/4 any move that does not lose, otherwise a best move;
- * - random: any legal move, uniformly (seed 5's `RandomPlayer`); needs no server.
+ * - random: any legal move, uniformly (the HTML5 canvas game's `RandomPlayer`); needs no server.
  * @module
  */
 

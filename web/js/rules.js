@@ -2,14 +2,14 @@
 /**
  * The rules of tic-tac-toe and SOS, for play on one device. The same rules as the server's
  * `triad-rules` crate (e2e/tests/rules.test.mjs compares them on thousands of positions):
- * a board is seed 3's 9-character string, `-` for empty, cell 0 top-left; the first player
+ * a board is the SOS contract's 9-character string, `-` for empty, cell 0 top-left; the first player
  * moves when the number of marks is even.
  *
  * - Tic-tac-toe: X (first) and O (second); three of one mark in a line wins.
  * - SOS: both players place S or O; the player who spells S-O-S in a line wins at once.
  *   One move can complete several lines; every cell of each counts as winning.
  *
- * A win on the ninth mark is a win (seed 5 called it a draw).
+ * A win on the ninth mark is a win (the HTML5 canvas game called it a draw).
  * @module
  */
 

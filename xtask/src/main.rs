@@ -179,11 +179,11 @@ fn ensure_cargo_fuzz() -> Result<(), String> {
 /// `<fuzz directory>/corpus/<target>`. The fuzz directories are crates of their own, but
 /// their lock files pin the same versions of what they share.
 const FUZZ_TARGETS: &[(&str, &str, bool)] = &[
-    // Board strings (seed 3's state strings and position numbers).
+    // Board strings (the SOS contract's state strings and position numbers).
     ("crates/triad-rules/fuzz", "parse_board", true),
     // Engine commands, as the API makes them.
     ("crates/triad-engine/fuzz", "commands", true),
-    // Agents' app messages (seed 4) and the game state machine.
+    // Agents' app messages (the A2A tic-tac-toe protocol) and the game state machine.
     ("crates/triad-protocol/fuzz", "decode", true),
     // Agents' signed envelopes.
     ("crates/triad-protocol/fuzz", "envelope", true),

@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * The leaderboard by Glicko-2 rating, and the hall of fame by wins (seed 3). Refreshed
+ * The leaderboard by Glicko-2 rating, and the hall of fame by wins (as the SOS contract keeps it). Refreshed
  * when a match ends (the lobby topic), never polled.
  * @module
  */
@@ -60,7 +60,7 @@ export function mount(root, ctx) {
 
   function render() {
     intro.textContent = by === 'wins'
-      ? 'Seed 3’s hall of fame: the most games won.'
+      ? 'The hall of fame: the most games won.'
       : 'Glicko-2 ratings, as on Lichess: everyone starts at 1500; games between people count.';
     if (error) {
       replace(table, h('p', { class: 'inline-error', role: 'alert', text: error }));

@@ -1,7 +1,7 @@
 // @ts-check
 /**
- * Online: find an opponent in the queue (seed 3, with the stake shown), challenge an
- * address (seed 1), answer challenges, and watch live matches.
+ * Online: find an opponent in the queue (as the SOS contract pairs players, with the stake shown), challenge an
+ * address (as the Sui contract does), answer challenges, and watch live matches.
  *
  * Everything updates from the WebSocket: the inbox (challenges to and from you, your
  * match starting, money) and the lobby (waits and matches starting and ending). When your

@@ -1,11 +1,11 @@
 // @ts-check
 /**
  * Play on this device, without logging in: against the computer (perfect, casual or
- * random; as X or O; tic-tac-toe or SOS), or two people taking turns (seed 5).
+ * random; as X or O; tic-tac-toe or SOS), or two people taking turns (as in the HTML5 canvas game).
  *
- * The settings live in the URL, and seed 5's URLs keep working: `/?player=human` is two
+ * The settings live in the URL, and the HTML5 canvas game's URLs keep working: `/?player=human` is two
  * people, `/?player=random` the random computer; `player=casual|perfect`, `game=sos` and
- * `as=O` (or `as=second`) choose the rest. The default is seed 5's: you are X against the
+ * `as=O` (or `as=second`) choose the rest. The default is the canvas game's: you are X against the
  * perfect computer.
  * @module
  */

@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * A player's page by address (seed 1's "board by address"): stats, rating, the active
+ * A player's page by address (the Sui contract's "board by address"): stats, rating, the active
  * match to watch, and recent matches. Refreshed when one of their matches ends.
  * @module
  */

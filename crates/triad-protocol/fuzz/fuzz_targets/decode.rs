@@ -1,4 +1,4 @@
-//! Arbitrary bytes as seed 4 messages: the decoder never panics, refuses with a typed error
+//! Arbitrary bytes as A2A tic-tac-toe messages: the decoder never panics, refuses with a typed error
 //! (a rules code 0-5 or a protocol code 220+) or decodes a message that re-encodes to a
 //! payload decoding to the same message; and a game state machine fed the decoded messages
 //! never panics and keeps its invariants.
