@@ -22,7 +22,7 @@ use tower::ServiceExt as _;
 use triad_identity::{SigningKey, address_of, public_key_hex, sign_ed25519};
 use triad_server::{
     ServeArgs,
-    api::{apps, auth, games, ledger, system},
+    api::{auth, games, ledger, relay, system},
 };
 
 struct World {
@@ -119,7 +119,7 @@ fn deserialize_all(body: &[u8]) {
     let _ = serde_json::from_slice::<ledger::DepositRequest>(body);
     let _ = serde_json::from_slice::<ledger::WithdrawRequest>(body);
     let _ = serde_json::from_slice::<system::ClockRequest>(body);
-    let _ = serde_json::from_slice::<apps::SendRequest>(body);
+    let _ = serde_json::from_slice::<relay::SendRequest>(body);
 }
 
 const ENDPOINTS: &[(&str, &str)] = &[
