@@ -139,6 +139,13 @@ settings! {
     /// Most long-polls (`GET /api/apps/inbox` with `wait_ms`) waiting at once from one IP
     /// address [default: 16].
     max_long_polls_per_ip: usize = 16, env "TRIAD_MAX_LONG_POLLS_PER_IP";
+    /// Most MCP sessions (`/mcp`, opened with `initialize`) and MCP streams (a 2026-07-28
+    /// request's answer, such as `subscriptions/listen`) open at once from one IP address;
+    /// the next is refused with `too_many_open` (429, code 219) [default: 16].
+    max_mcp_sessions_per_ip: usize = 16, env "TRIAD_MAX_MCP_SESSIONS_PER_IP";
+    /// An MCP session with no message for this long, in ms, is closed; its client opens a
+    /// new one [default: 300000].
+    mcp_session_idle_ms: u64 = 300_000, env "TRIAD_MCP_SESSION_IDLE_MS";
     /// Events per second one IP address may have replayed from the log by WebSocket
     /// catch-ups (`subscribe` with `since`), with twice as many in a burst; a catch-up
     /// over it is refused with `rate_limited` and `retry_after_s` [default: 5000].
@@ -326,9 +333,11 @@ impl Settings {
             || self.max_connections_per_ip == 0
             || self.max_websockets_per_ip == 0
             || self.max_long_polls_per_ip == 0
+            || self.max_mcp_sessions_per_ip == 0
+            || self.mcp_session_idle_ms == 0
         {
             return Err(
-                "max_websockets and the per-IP connection, WebSocket and long-poll caps must be more than zero"
+                "max_websockets, mcp_session_idle_ms and the per-IP connection, WebSocket, long-poll and MCP session caps must be more than zero"
                     .into(),
             );
         }

@@ -7,6 +7,7 @@ pub mod client_ip;
 pub mod error;
 pub mod games;
 pub mod ledger;
+pub mod mcp;
 pub mod object;
 pub mod relay;
 pub mod system;
@@ -453,6 +454,8 @@ const MAX_LOGGED: usize = 200;
 /// `/healthz`) and the request timeout.
 pub fn router(state: ApiState) -> Router {
     let (router, _) = routes();
+    // The MCP server: not a REST resource, so not in the OpenAPI document.
+    let router = router.merge(mcp::routes(&state));
     let timeout = Duration::from_millis(state.settings.request_timeout_ms);
     // One semaphore for the whole server: `Router::layer` builds a layer per route, so a
     // plain concurrency limit would count each route on its own.
@@ -509,11 +512,12 @@ async fn web_app(
 }
 
 /// Whether a path is the API's (answers about one player, at one moment) rather than the
-/// web app's files: `/api/…`, the agents' `/a2a` and card, `/healthz` and `/metrics`.
+/// web app's files: `/api/…`, the agents' `/a2a` and card, `/mcp`, `/healthz` and `/metrics`.
 fn is_api_path(path: &str) -> bool {
     path == "/api"
         || path.starts_with("/api/")
         || path == "/a2a"
+        || path == "/mcp"
         || path.starts_with("/.well-known/")
         || path == "/healthz"
         || path == "/metrics"
