@@ -36,6 +36,7 @@ enum Command {
     Login(cmd::keys::LoginArgs),
     Apps(cmd::apps::AppsArgs),
     Agent(Box<cmd::agent::AgentArgs>),
+    Mcp(cmd::mcp::McpArgs),
     Bench(Box<cmd::bench::BenchArgs>),
 }
 
@@ -50,6 +51,7 @@ impl Command {
             Command::Solve(args) => cmd::solve::run(args).map(|()| ExitCode::SUCCESS),
             Command::Apps(args) => cmd::apps::run(args).map(|()| ExitCode::SUCCESS),
             Command::Agent(args) => cmd::agent::run(*args).map(|()| ExitCode::SUCCESS),
+            Command::Mcp(args) => cmd::mcp::run(args).map(|()| ExitCode::SUCCESS),
             Command::Bench(args) => cmd::bench::run(*args),
         }
     }

@@ -5,6 +5,7 @@ pub(crate) mod apps;
 pub(crate) mod bench;
 pub(crate) mod client;
 pub(crate) mod keys;
+pub(crate) mod mcp;
 pub(crate) mod play;
 pub(crate) mod serve;
 pub(crate) mod solve;

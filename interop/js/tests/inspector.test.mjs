@@ -1,0 +1,83 @@
+// The MCP Inspector's CLI mode (pinned in package.json) lists Triad's MCP tools over
+// streamable HTTP, logged in with the API's bearer token.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+
+import { startServer } from "../harness.mjs";
+
+const run = promisify(execFile);
+
+const TOOLS = [
+  "play_computer",
+  "challenge",
+  "list_challenges",
+  "accept_challenge",
+  "decline_challenge",
+  "join_queue",
+  "leave_queue",
+  "get_match",
+  "legal_moves",
+  "make_move",
+  "resign",
+  "claim_timeout",
+  "rematch",
+  "wait_for_turn",
+  "analyze_position",
+  "my_balance",
+  "my_stats",
+];
+
+/** Runs the Inspector's CLI against `url` with `args`; its JSON answer. */
+async function inspector(url, token, args) {
+  const { stdout } = await run(
+    "npx",
+    [
+      "--no-install",
+      "mcp-inspector",
+      "--cli",
+      url,
+      "--transport",
+      "http",
+      "--header",
+      `Authorization: Bearer ${token}`,
+      ...args,
+    ],
+    { timeout: 60_000 },
+  );
+  return JSON.parse(stdout);
+}
+
+test("the MCP Inspector's CLI lists the tools", async () => {
+  const server = await startServer({});
+  try {
+    const player = await server.newPlayer({});
+    const listed = await inspector(`${server.url}/mcp`, player.token, [
+      "--method",
+      "tools/list",
+    ]);
+    const names = listed.tools.map((tool) => tool.name);
+    for (const name of TOOLS) {
+      assert.ok(names.includes(name), `${name} is listed: ${names}`);
+    }
+    for (const tool of listed.tools) {
+      assert.equal(tool.inputSchema.type, "object", tool.name);
+      assert.ok(tool.description.length > 20, tool.name);
+    }
+  } finally {
+    await server.stop();
+  }
+});
+
+test("the MCP Inspector's CLI is refused without a login", async () => {
+  const server = await startServer({});
+  try {
+    await assert.rejects(
+      inspector(`${server.url}/mcp`, "not-a-token", ["--method", "tools/list"]),
+    );
+  } finally {
+    await server.stop();
+  }
+});
