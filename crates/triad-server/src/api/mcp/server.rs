@@ -692,7 +692,7 @@ impl Triad {
         Ok(self
             .run(&parts, async |me| {
                 let view = self.view(p.match_id).await?;
-                let mine = view["phase"] == "in_progress" && text::my_turn(&view, me);
+                let mine = text::in_play(&view) && text::my_turn(&view, me);
                 let moves: Vec<Value> = if mine {
                     let kind: GameKind = view["game"].as_str().unwrap_or_default().parse().map_err(
                         |_| Refusal::from(ApiError::new(Api::InternalError)),
@@ -890,7 +890,7 @@ impl Triad {
                 loop {
                     let view = self.view(p.match_id).await?;
                     let over = view["phase"] == "finished";
-                    let mine = view["phase"] == "in_progress" && text::my_turn(&view, me);
+                    let mine = text::in_play(&view) && text::my_turn(&view, me);
                     if over || mine {
                         let text = text::match_text(&view, me);
                         return Ok(answer(

@@ -75,10 +75,17 @@ fn opponent(view: &Value, seat: &str) -> String {
     }
 }
 
-/// Whether it is `me`'s turn in a match view.
+/// Whether it is `me`'s turn in a match view (one in play: ready for its first move, or
+/// in progress; only then does it name a turn).
 #[must_use]
 pub fn my_turn(view: &Value, me: Address) -> bool {
     view["turn_address"].as_str() == Some(me.to_string().as_str())
+}
+
+/// Whether a match view is in play: ready for its first move, or in progress.
+#[must_use]
+pub fn in_play(view: &Value) -> bool {
+    matches!(view["phase"].as_str(), Some("ready" | "in_progress"))
 }
 
 /// A match for a reader: its header, the grid, and what happens next.
@@ -122,7 +129,7 @@ pub fn match_text(view: &Value, me: Address) -> String {
                 let _ = write!(out, " The rematch is match {next}.");
             }
         }
-        "in_progress" if my_turn(view, me) => {
+        "ready" | "in_progress" if my_turn(view, me) => {
             let _ = write!(
                 out,
                 "Your turn: place {} in an empty cell with make_move (match_id {id}; this will be move {}).",
@@ -130,7 +137,7 @@ pub fn match_text(view: &Value, me: Address) -> String {
                 seq + 1
             );
         }
-        "in_progress" => {
+        "ready" | "in_progress" => {
             let _ = write!(
                 out,
                 "Waiting for {} to move; call wait_for_turn (match_id {id}).",
