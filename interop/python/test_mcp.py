@@ -243,3 +243,20 @@ def test_two_mcp_clients_play_each_other(server, alice_way, bob_way):
             assert end["board"] == alice_end["board"]
 
     asyncio.run(run())
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_stdio_logs_in_again_when_the_token_expires(start_server, mode):
+    """`triad mcp` outlives its login token: the server refuses the expired token (401)
+    and the bridge logs in again with the key and resends."""
+    server = start_server("--session-ttl-ms", "1500")
+    player = server.new_player()
+
+    async def run():
+        async with connect(server, player, "stdio", mode) as client:
+            await call(client, "my_balance", {})
+            await asyncio.sleep(2.5)
+            started = await call(client, "play_computer", {"game": "sos"})
+            assert started["match"]["phase"] in ("ready", "in_progress")
+
+    asyncio.run(run())

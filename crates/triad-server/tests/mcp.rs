@@ -9,6 +9,8 @@ use serde_json::{Value, json};
 
 const ACCEPT: &str = "application/json, text/event-stream";
 
+// Every request names its host, as an HTTP/1.1 client's does (rmcp reads it).
+
 /// The JSON-RPC messages of an answer: its JSON body, or the `data:` lines of its SSE body.
 fn messages(r: &Resp) -> Vec<Value> {
     if r.body.is_object() {
@@ -36,6 +38,8 @@ impl<'a> Session<'a> {
             .post("/mcp")
             .auth(user)
             .header("accept", ACCEPT)
+        .header("host", common::DOMAIN)
+            .header("host", common::DOMAIN)
             .json(&json!({
                 "jsonrpc": "2.0", "id": 0, "method": "initialize",
                 "params": {
@@ -55,6 +59,8 @@ impl<'a> Session<'a> {
             .post("/mcp")
             .auth(user)
             .header("accept", ACCEPT)
+        .header("host", common::DOMAIN)
+            .header("host", common::DOMAIN)
             .header("mcp-session-id", &id)
             .header("mcp-protocol-version", "2025-11-25")
             .json(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
@@ -77,6 +83,8 @@ impl<'a> Session<'a> {
             .post("/mcp")
             .auth(self.user)
             .header("accept", ACCEPT)
+        .header("host", common::DOMAIN)
+            .header("host", common::DOMAIN)
             .header("mcp-session-id", &self.id)
             .header("mcp-protocol-version", "2025-11-25")
             .json(&json!({"jsonrpc": "2.0", "id": self.next, "method": method, "params": params}))
@@ -109,6 +117,7 @@ async fn mcp_needs_the_apis_login() {
     let r = server
         .post("/mcp")
         .header("accept", ACCEPT)
+        .header("host", common::DOMAIN)
         .json(&initialize)
         .send()
         .await;
@@ -118,6 +127,7 @@ async fn mcp_needs_the_apis_login() {
         .post("/mcp")
         .token("not-a-token")
         .header("accept", ACCEPT)
+        .header("host", common::DOMAIN)
         .json(&initialize)
         .send()
         .await;
@@ -138,6 +148,7 @@ async fn a_session_belongs_to_its_login() {
         .post("/mcp")
         .auth(&bob)
         .header("accept", ACCEPT)
+        .header("host", common::DOMAIN)
         .header("mcp-session-id", &session.id)
         .header("mcp-protocol-version", "2025-11-25")
         .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))

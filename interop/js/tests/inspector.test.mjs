@@ -30,9 +30,9 @@ const TOOLS = [
   "my_stats",
 ];
 
-/** Runs the Inspector's CLI against `url` with `args`; its JSON answer. */
+/** Runs the Inspector's CLI against `url` with `args`; its JSON answer and its stderr. */
 async function inspector(url, token, args) {
-  const { stdout } = await run(
+  const { stdout, stderr } = await run(
     "npx",
     [
       "--no-install",
@@ -47,17 +47,20 @@ async function inspector(url, token, args) {
     ],
     { timeout: 60_000 },
   );
-  return JSON.parse(stdout);
+  return { answer: JSON.parse(stdout), stderr };
 }
 
 test("the MCP Inspector's CLI lists the tools", async () => {
   const server = await startServer({});
   try {
     const player = await server.newPlayer({});
-    const listed = await inspector(`${server.url}/mcp`, player.token, [
-      "--method",
-      "tools/list",
-    ]);
+    // --strict: exit status 6 on an error-severity schema portability problem.
+    const { answer: listed, stderr } = await inspector(
+      `${server.url}/mcp`,
+      player.token,
+      ["--method", "tools/list", "--strict"],
+    );
+    assert.match(stderr, /\b0 errors, 0 warnings\b/, stderr);
     const names = listed.tools.map((tool) => tool.name);
     for (const name of TOOLS) {
       assert.ok(names.includes(name), `${name} is listed: ${names}`);

@@ -6,6 +6,10 @@
 //! and a short text with the board drawn ([`super::text`]). A refusal is a tool error
 //! (`isError: true`) whose structured content is the API's error body: the stable `code`,
 //! its `error` name, and a `message` that says what to do.
+//!
+//! An optional input is absent for its default, never `null`: its schema is the plain type
+//! (`schemars(with = …)`), which every tool-schema dialect reads (a nullable `type` array
+//! is not portable; the MCP Inspector's `--strict` check says so).
 
 use std::{
     collections::HashSet,
@@ -240,6 +244,7 @@ pub struct Challenge {
     /// Each player's stake in minor units, as decimal digits ("0", the default, for free
     /// play). Yours is held from your balance until the match ends.
     #[serde(default)]
+    #[schemars(with = "String")]
     pub stake: Option<String>,
     /// Who moves first: "challenger" (default, you), "opponent" or "random".
     #[serde(default)]
@@ -254,9 +259,11 @@ pub struct Accept {
     /// The stake you agree to, in minor units as decimal digits; refused (code 128) unless
     /// it is the challenge's. Give it when the challenge has a stake.
     #[serde(default)]
+    #[schemars(with = "String")]
     pub stake: Option<String>,
     /// The game you agree to; refused (code 128) unless it is the challenge's.
     #[serde(default)]
+    #[schemars(with = "GameName")]
     pub game: Option<GameName>,
 }
 
@@ -274,6 +281,7 @@ pub struct Queue {
     pub game: GameName,
     /// The stake in minor units, as decimal digits ("0", the default, for free play).
     #[serde(default)]
+    #[schemars(with = "String")]
     pub stake: Option<String>,
 }
 
@@ -287,11 +295,13 @@ pub struct Move {
     /// The mark: in tic-tac-toe your own (X or O; may be left out), in SOS "S" or "O"
     /// (required).
     #[serde(default)]
+    #[schemars(with = "MarkName")]
     pub mark: Option<MarkName>,
     /// The number of marks on the board after this move (the match's seq + 1). Left out,
     /// it is the next move of the match as it is now; give it to be sure the board did
     /// not change since you looked.
     #[serde(default)]
+    #[schemars(with = "u8")]
     pub seq: Option<u8>,
 }
 
@@ -303,6 +313,7 @@ pub struct Wait {
     /// How long to wait at most, in seconds (the server caps it, about 9 s by default);
     /// call again when it says it timed out.
     #[serde(default)]
+    #[schemars(with = "u64")]
     pub timeout_s: Option<u64>,
 }
 
