@@ -38,7 +38,7 @@ impl<'a> Session<'a> {
             .post("/mcp")
             .auth(user)
             .header("accept", ACCEPT)
-        .header("host", common::DOMAIN)
+            .header("host", common::DOMAIN)
             .header("host", common::DOMAIN)
             .json(&json!({
                 "jsonrpc": "2.0", "id": 0, "method": "initialize",
@@ -59,7 +59,7 @@ impl<'a> Session<'a> {
             .post("/mcp")
             .auth(user)
             .header("accept", ACCEPT)
-        .header("host", common::DOMAIN)
+            .header("host", common::DOMAIN)
             .header("host", common::DOMAIN)
             .header("mcp-session-id", &id)
             .header("mcp-protocol-version", "2025-11-25")
@@ -83,7 +83,7 @@ impl<'a> Session<'a> {
             .post("/mcp")
             .auth(self.user)
             .header("accept", ACCEPT)
-        .header("host", common::DOMAIN)
+            .header("host", common::DOMAIN)
             .header("host", common::DOMAIN)
             .header("mcp-session-id", &self.id)
             .header("mcp-protocol-version", "2025-11-25")
@@ -190,7 +190,10 @@ async fn the_tools_are_listed_and_a_refused_move_changes_nothing() {
         "my_balance",
         "my_stats",
     ] {
-        assert!(names.contains(&expected), "{expected} missing from {names:?}");
+        assert!(
+            names.contains(&expected),
+            "{expected} missing from {names:?}"
+        );
     }
     for tool in tools["result"]["tools"].as_array().unwrap() {
         assert_eq!(tool["inputSchema"]["type"], "object", "{tool}");
@@ -205,7 +208,9 @@ async fn the_tools_are_listed_and_a_refused_move_changes_nothing() {
         .call("play_computer", json!({"game": "tic-tac-toe"}))
         .await;
     assert_eq!(started["isError"], false, "{started}");
-    let id = started["structuredContent"]["match"]["id"].as_u64().unwrap();
+    let id = started["structuredContent"]["match"]["id"]
+        .as_u64()
+        .unwrap();
     let text = started["content"][0]["text"].as_str().unwrap();
     assert!(text.contains(" 0 | 1 | 2"), "the board is drawn: {text}");
     let moved = session
@@ -229,7 +234,10 @@ async fn the_tools_are_listed_and_a_refused_move_changes_nothing() {
         .send()
         .await;
     assert!(rest.status.is_client_error(), "{}", rest.text);
-    assert_eq!(error["code"], rest.body["code"], "the REST API's code: {error}");
+    assert_eq!(
+        error["code"], rest.body["code"],
+        "the REST API's code: {error}"
+    );
     assert_eq!(error["error"], rest.body["error"], "{error}");
     assert!(
         refused["content"][0]["text"]
@@ -242,10 +250,14 @@ async fn the_tools_are_listed_and_a_refused_move_changes_nothing() {
     assert_eq!(after.expect(200), &before, "a refused move changes nothing");
 
     // Legal moves are the empty cells, and a resource reads the same match.
-    let legal = session
-        .call("legal_moves", json!({"match_id": id}))
-        .await;
-    assert_eq!(legal["structuredContent"]["moves"].as_array().unwrap().len(), 7);
+    let legal = session.call("legal_moves", json!({"match_id": id})).await;
+    assert_eq!(
+        legal["structuredContent"]["moves"]
+            .as_array()
+            .unwrap()
+            .len(),
+        7
+    );
     let resource = session
         .request(
             "resources/read",

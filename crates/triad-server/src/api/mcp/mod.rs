@@ -163,11 +163,7 @@ fn unauthorized(error: ApiError) -> Response {
 
 /// Logs the request in, keeps each session to its owner and bounds what one IP address
 /// holds open, then hands the request to rmcp.
-async fn admit(
-    State(gate): State<Arc<Gate>>,
-    mut request: Request,
-    next: Next,
-) -> Response {
+async fn admit(State(gate): State<Arc<Gate>>, mut request: Request, next: Next) -> Response {
     // Named by the per-IP rate limit, outside this layer.
     let client = request
         .extensions()

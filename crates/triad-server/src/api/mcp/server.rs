@@ -11,11 +11,7 @@
 //! (`schemars(with = …)`), which every tool-schema dialect reads (a nullable `type` array
 //! is not portable; the MCP Inspector's `--strict` check says so).
 
-use std::{
-    collections::HashSet,
-    sync::Mutex,
-    time::Duration,
-};
+use std::{collections::HashSet, sync::Mutex, time::Duration};
 
 use axum::{
     extract::{Path, Query, State},
@@ -24,11 +20,7 @@ use axum::{
 };
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
-    handler::server::{
-        common::Extension,
-        router::tool::ToolRouter,
-        wrapper::Parameters,
-    },
+    handler::server::{common::Extension, router::tool::ToolRouter, wrapper::Parameters},
     model::{
         CallToolResult, ContentBlock, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
         Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
@@ -541,14 +533,19 @@ impl Triad {
     ) -> Result<CallToolResult, ErrorData> {
         Ok(self
             .run(&parts, async |me| {
-                let body = answered(
-                    games::list_challenges(State(self.state.clone()), Authed(me)).await,
-                )
-                .await?;
+                let body =
+                    answered(games::list_challenges(State(self.state.clone()), Authed(me)).await)
+                        .await?;
                 let mut out = String::new();
-                for (list, title) in [(&body["incoming"], "To you"), (&body["outgoing"], "From you")] {
+                for (list, title) in [
+                    (&body["incoming"], "To you"),
+                    (&body["outgoing"], "From you"),
+                ] {
                     let items = list.as_array().map(Vec::as_slice).unwrap_or_default();
-                    out.push_str(&format!("{title}: {}\n", if items.is_empty() { "none" } else { "" }));
+                    out.push_str(&format!(
+                        "{title}: {}\n",
+                        if items.is_empty() { "none" } else { "" }
+                    ));
                     for m in items {
                         out.push_str(&format!(
                             "- match_id {}: {} from {} to {}, stake {}\n",
@@ -604,7 +601,9 @@ impl Triad {
             .await)
     }
 
-    #[tool(description = "Decline a challenge addressed to you; the challenger gets the stake back.")]
+    #[tool(
+        description = "Decline a challenge addressed to you; the challenger gets the stake back."
+    )]
     async fn decline_challenge(
         &self,
         Parameters(p): Parameters<MatchRef>,
@@ -939,8 +938,7 @@ impl Triad {
         Ok(self
             .run(&parts, async |_me| {
                 let game = GameKind::from(p.game).name().to_owned();
-                let body =
-                    answered(analysis::analyze(Path((game, p.board))).await).await?;
+                let body = answered(analysis::analyze(Path((game, p.board))).await).await?;
                 let mut out = text::grid(body["board"].as_str().unwrap_or_default());
                 match body["turn"].as_str() {
                     Some(turn) => out.push_str(&format!(
@@ -950,7 +948,11 @@ impl Triad {
                     )),
                     None => out.push_str("The game is over.\n"),
                 }
-                for m in body["moves"].as_array().map(Vec::as_slice).unwrap_or_default() {
+                for m in body["moves"]
+                    .as_array()
+                    .map(Vec::as_slice)
+                    .unwrap_or_default()
+                {
                     out.push_str(&format!(
                         "- {} on {}: {} in {}\n",
                         m["mark"].as_str().unwrap_or("?"),
@@ -992,7 +994,9 @@ impl Triad {
             .await)
     }
 
-    #[tool(description = "Your stats: games played, won and drawn, your rating, and your active match.")]
+    #[tool(
+        description = "Your stats: games played, won and drawn, your rating, and your active match."
+    )]
     async fn my_stats(
         &self,
         Extension(parts): Extension<Parts>,
@@ -1025,18 +1029,36 @@ fn resources() -> Vec<Resource> {
     [GameKind::TicTacToe, GameKind::Sos]
         .into_iter()
         .map(|game| {
-            Resource::new(format!("triad://rules/{}", game.name()), format!("{} rules", game.name()))
-                .with_description(format!("The rules of {} on Triad, and how to play it well", game.name()))
-                .with_mime_type("text/markdown")
+            Resource::new(
+                format!("triad://rules/{}", game.name()),
+                format!("{} rules", game.name()),
+            )
+            .with_description(format!(
+                "The rules of {} on Triad, and how to play it well",
+                game.name()
+            ))
+            .with_mime_type("text/markdown")
         })
         .collect()
 }
 
 /// A match's state as a resource: its JSON view, and the text form.
-async fn read_match(state: &ApiState, id: u64, me: Option<Address>) -> Result<ReadResourceResult, ErrorData> {
+async fn read_match(
+    state: &ApiState,
+    id: u64,
+    me: Option<Address>,
+) -> Result<ReadResourceResult, ErrorData> {
     let view = answered(games::get_match(State(state.clone()), Path(id)).await)
         .await
-        .map_err(|refusal| ErrorData::resource_not_found(refusal.0["message"].as_str().unwrap_or("no such match").to_owned(), Some(refusal.0)))?;
+        .map_err(|refusal| {
+            ErrorData::resource_not_found(
+                refusal.0["message"]
+                    .as_str()
+                    .unwrap_or("no such match")
+                    .to_owned(),
+                Some(refusal.0),
+            )
+        })?;
     let uri = match_uri(id);
     let text = me.map_or_else(
         || text::grid(view["board"].as_str().unwrap_or_default()),
@@ -1108,7 +1130,9 @@ impl ServerHandler for Triad {
             .into());
         }
         if let Some(id) = match_of(&request.uri) {
-            return Ok(read_match(&self.state, id, request_caller(&context)).await?.into());
+            return Ok(read_match(&self.state, id, request_caller(&context))
+                .await?
+                .into());
         }
         Err(ErrorData::resource_not_found(
             format!(
@@ -1131,13 +1155,26 @@ impl ServerHandler for Triad {
                 None,
             ));
         };
-        if self.state.match_view(MatchId(id)).await.ok().flatten().is_none() {
-            return Err(ErrorData::resource_not_found(format!("no match {id}"), None));
+        if self
+            .state
+            .match_view(MatchId(id))
+            .await
+            .ok()
+            .flatten()
+            .is_none()
+        {
+            return Err(ErrorData::resource_not_found(
+                format!("no match {id}"),
+                None,
+            ));
         }
         let mut subscriptions = self.subscriptions();
-        if !subscriptions.matches.contains(&id) && subscriptions.matches.len() >= MAX_SUBSCRIPTIONS {
+        if !subscriptions.matches.contains(&id) && subscriptions.matches.len() >= MAX_SUBSCRIPTIONS
+        {
             return Err(ErrorData::invalid_request(
-                format!("a session follows at most {MAX_SUBSCRIPTIONS} matches; unsubscribe from one first"),
+                format!(
+                    "a session follows at most {MAX_SUBSCRIPTIONS} matches; unsubscribe from one first"
+                ),
                 None,
             ));
         }
@@ -1183,7 +1220,10 @@ impl ServerHandler for Triad {
         Ok(())
     }
 
-    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
         let mut accepted = SubscriptionFilter::new();
         accepted.resource_subscriptions = Some(
             requested
@@ -1231,7 +1271,9 @@ impl ServerHandler for Triad {
     ) -> Result<ListPromptsResult, ErrorData> {
         Ok(ListPromptsResult::with_all_items(vec![Prompt::new(
             "play",
-            Some("How to play a game of Triad well through these tools: the rules, a strategy, and the loop of tool calls"),
+            Some(
+                "How to play a game of Triad well through these tools: the rules, a strategy, and the loop of tool calls",
+            ),
             Some(vec![
                 PromptArgument::new("game")
                     .with_description("tic-tac-toe or sos")
@@ -1251,14 +1293,19 @@ impl ServerHandler for Triad {
                 None,
             ));
         }
-        let args: PlayArgs = serde_json::from_value(Value::Object(request.arguments.unwrap_or_default()))
-            .map_err(|_| ErrorData::invalid_params("the prompt needs game: tic-tac-toe or sos", None))?;
+        let args: PlayArgs =
+            serde_json::from_value(Value::Object(request.arguments.unwrap_or_default())).map_err(
+                |_| ErrorData::invalid_params("the prompt needs game: tic-tac-toe or sos", None),
+            )?;
         let game: GameKind = args
             .game
             .parse()
             .map_err(|_| ErrorData::invalid_params("game is tic-tac-toe or sos", None))?;
-        Ok(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text::play_prompt(game))])
-            .with_description(format!("Play {} on Triad", game.name()))
-            .into())
+        Ok(GetPromptResult::new(vec![PromptMessage::new_text(
+            Role::User,
+            text::play_prompt(game),
+        )])
+        .with_description(format!("Play {} on Triad", game.name()))
+        .into())
     }
 }
