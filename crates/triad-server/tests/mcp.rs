@@ -269,3 +269,39 @@ async fn the_tools_are_listed_and_a_refused_move_changes_nothing() {
     assert_eq!(view, before);
     server.stop().await;
 }
+
+#[tokio::test]
+async fn sessions_are_bounded_per_client_and_closing_one_frees_it() {
+    let server = Server::start_with(|args| args.max_mcp_sessions_per_ip = Some(1)).await;
+    let alice = server.user().await;
+    let first = Session::open(&server, &alice).await;
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "t", "version": "1"}}
+    });
+    let r = server
+        .post("/mcp")
+        .auth(&alice)
+        .header("accept", ACCEPT)
+        .header("host", common::DOMAIN)
+        .json(&initialize)
+        .send()
+        .await;
+    r.expect_error(429, 219, "too_many_open");
+    assert!(r.retry_after().is_some());
+    // Closing the session (DELETE) gives its share back.
+    let r = server
+        .delete("/mcp")
+        .auth(&alice)
+        .header("host", common::DOMAIN)
+        .header("mcp-session-id", &first.id)
+        .header("mcp-protocol-version", "2025-11-25")
+        .send()
+        .await;
+    assert!(r.status.is_success(), "{}", r.text);
+    let mut second = Session::open(&server, &alice).await;
+    let tools = second.request("tools/list", json!({})).await;
+    assert!(tools["result"]["tools"].is_array());
+    server.stop().await;
+}

@@ -721,9 +721,9 @@ impl Triad {
                 if mine {
                     let list: Vec<String> = moves
                         .iter()
-                        .map(|m| format!("{}{}", m["mark"].as_str().unwrap_or_default(), m["cell"]))
+                        .map(|m| format!("{} on {}", m["mark"].as_str().unwrap_or_default(), m["cell"]))
                         .collect();
-                    out.push_str(&format!("\nLegal moves (mark and cell): {}", list.join(", ")));
+                    out.push_str(&format!("\nLegal moves: {}", list.join(", ")));
                 }
                 Ok(answer(
                     json!({"match_id": p.match_id, "your_turn": mine, "seq": view["seq"], "moves": moves}),
