@@ -85,7 +85,7 @@ impl Gate {
 
     /// Gives back the shares of sessions rmcp has closed (idle, or ended by the server).
     async fn sweep(&self) {
-        let open: Vec<String> = {
+        let open: std::collections::HashSet<String> = {
             let live = self.manager.sessions.read().await;
             live.keys().map(|id| id.to_string()).collect()
         };
