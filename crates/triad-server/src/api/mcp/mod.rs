@@ -24,6 +24,7 @@
 
 pub mod server;
 pub mod text;
+pub mod tools;
 
 use std::{
     collections::HashMap,

@@ -7,20 +7,18 @@
 //! (`isError: true`) whose structured content is the API's error body: the stable `code`,
 //! its `error` name, and a `message` that says what to do.
 //!
-//! An optional input is absent for its default, never `null`: its schema is the plain type
-//! (`schemars(with = …)`), which every tool-schema dialect reads (a nullable `type` array
-//! is not portable; the MCP Inspector's `--strict` check says so).
+//! The tools are in `tools.rs`; here are the resources, the subscriptions and the prompt.
 
-use std::{collections::HashSet, sync::Mutex, time::Duration};
+use std::{collections::HashSet, sync::Mutex};
 
 use axum::{
-    extract::{Path, Query, State},
-    http::{HeaderMap, request::Parts},
+    extract::{Path, State},
+    http::request::Parts,
     response::IntoResponse,
 };
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
-    handler::server::{common::Extension, router::tool::ToolRouter, wrapper::Parameters},
+    handler::server::router::tool::ToolRouter,
     model::{
         CallToolResult, ContentBlock, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
         Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
@@ -29,22 +27,20 @@ use rmcp::{
         ResourceUpdatedNotificationParam, Role, ServerCapabilities, ServerConfig,
         SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
     },
-    schemars::{self, JsonSchema},
     service::{RequestContext, SubscriptionContext},
-    tool, tool_handler, tool_router,
+    tool_handler,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
 use triad_engine::{Address, MatchId};
-use triad_rules::{AnyGame, GameKind};
+use triad_rules::GameKind;
 
 use super::{Caller, text};
 use crate::{
     api::{
-        ApiJson, ApiState, Authed, ClientIp, analysis,
+        ApiState,
         error::{Api, ApiError},
-        games::{self, Amount},
-        ledger,
+        games,
     },
     hub::Registration,
 };
@@ -75,7 +71,7 @@ fn rules_of(uri: &str) -> Option<GameKind> {
 
 /// A refusal in the API's shape (`code`, `error`, `message`).
 #[derive(Debug)]
-struct Refusal(Value);
+pub(super) struct Refusal(pub(super) Value);
 
 impl From<ApiError> for Refusal {
     fn from(e: ApiError) -> Self {
@@ -85,7 +81,7 @@ impl From<ApiError> for Refusal {
 
 impl Refusal {
     /// The tool error: the error body as structured content, and a line of text.
-    fn into_result(self) -> CallToolResult {
+    pub(super) fn into_result(self) -> CallToolResult {
         let text = format!(
             "Refused: {} (code {}). {}",
             self.0["error"].as_str().unwrap_or("error"),
@@ -99,7 +95,7 @@ impl Refusal {
 }
 
 /// A handler's answer as JSON, or its refusal (the API's error body).
-async fn answered(reply: impl IntoResponse) -> Result<Value, Refusal> {
+pub(super) async fn answered(reply: impl IntoResponse) -> Result<Value, Refusal> {
     let response = reply.into_response();
     let status = response.status();
     let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
@@ -116,207 +112,19 @@ async fn answered(reply: impl IntoResponse) -> Result<Value, Refusal> {
 }
 
 /// A tool's answer: the structured content and its text form.
-fn answer(structured: Value, text: String) -> CallToolResult {
+pub(super) fn answer(structured: Value, text: String) -> CallToolResult {
     let mut result = CallToolResult::structured(structured);
     result.content = vec![ContentBlock::text(text)];
     result
 }
 
 /// The logged-in address of the request (put there by `admit`).
-fn caller(parts: &Parts) -> Result<Address, Refusal> {
+pub(super) fn caller(parts: &Parts) -> Result<Address, Refusal> {
     parts
         .extensions
         .get::<Caller>()
         .map(|c| c.0)
         .ok_or_else(|| ApiError::new(Api::Unauthorized).into())
-}
-
-/// A game, as the tools name it.
-#[derive(Copy, Clone, Debug, Deserialize, JsonSchema)]
-pub enum GameName {
-    /// Tic-tac-toe: X and O; three in a row wins.
-    #[serde(rename = "tic-tac-toe")]
-    TicTacToe,
-    /// SOS: both place S or O; whoever spells S-O-S in a line wins.
-    #[serde(rename = "sos")]
-    Sos,
-}
-
-impl From<GameName> for GameKind {
-    fn from(g: GameName) -> GameKind {
-        match g {
-            GameName::TicTacToe => GameKind::TicTacToe,
-            GameName::Sos => GameKind::Sos,
-        }
-    }
-}
-
-/// The computer's strength.
-#[derive(Copy, Clone, Debug, Default, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum LevelName {
-    /// Never loses.
-    #[default]
-    Perfect,
-    /// Mostly sound, sometimes careless.
-    Casual,
-    /// Random legal moves.
-    Random,
-}
-
-/// A side of the board.
-#[derive(Copy, Clone, Debug, Default, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum SideName {
-    /// Moves first (X in tic-tac-toe).
-    #[default]
-    First,
-    /// Moves second (O in tic-tac-toe).
-    Second,
-}
-
-/// A mark.
-#[derive(Copy, Clone, Debug, Deserialize, JsonSchema)]
-pub enum MarkName {
-    /// X (tic-tac-toe, first player).
-    X,
-    /// O (tic-tac-toe's second player; either player in SOS).
-    O,
-    /// S (SOS, either player).
-    S,
-}
-
-/// Who moves first in a challenged match.
-#[derive(Copy, Clone, Debug, Default, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum FirstName {
-    /// The challenger (you).
-    #[default]
-    Challenger,
-    /// The challenged player.
-    Opponent,
-    /// Drawn at random when the challenge is accepted.
-    Random,
-}
-
-/// Reads a value of one of the engine's types from its wire name.
-fn from_name<T: serde::de::DeserializeOwned>(name: &str) -> Result<T, Refusal> {
-    serde_json::from_value(Value::from(name))
-        .map_err(|e| ApiError::with_message(Api::InvalidParameter, e.to_string()).into())
-}
-
-fn level_name(l: LevelName) -> &'static str {
-    match l {
-        LevelName::Perfect => "perfect",
-        LevelName::Casual => "casual",
-        LevelName::Random => "random",
-    }
-}
-
-/// `play_computer`'s input.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct PlayComputer {
-    /// The game: "tic-tac-toe" or "sos".
-    pub game: GameName,
-    /// The computer's strength: "perfect" (default; never loses), "casual" or "random".
-    #[serde(default)]
-    pub level: LevelName,
-    /// Your side: "first" (default; you move first) or "second".
-    #[serde(default)]
-    pub side: SideName,
-}
-
-/// `challenge`'s input.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct Challenge {
-    /// The opponent's address: 0x and 64 hex digits.
-    pub opponent: String,
-    /// The game: "tic-tac-toe" or "sos".
-    pub game: GameName,
-    /// Each player's stake in minor units, as decimal digits ("0", the default, for free
-    /// play). Yours is held from your balance until the match ends.
-    #[serde(default)]
-    #[schemars(with = "String")]
-    pub stake: Option<String>,
-    /// Who moves first: "challenger" (default, you), "opponent" or "random".
-    #[serde(default)]
-    pub first: FirstName,
-}
-
-/// `accept_challenge`'s input.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct Accept {
-    /// The challenge's match id (from list_challenges).
-    pub match_id: u64,
-    /// The stake you agree to, in minor units as decimal digits; refused (code 128) unless
-    /// it is the challenge's. Give it when the challenge has a stake.
-    #[serde(default)]
-    #[schemars(with = "String")]
-    pub stake: Option<String>,
-    /// The game you agree to; refused (code 128) unless it is the challenge's.
-    #[serde(default)]
-    #[schemars(with = "GameName")]
-    pub game: Option<GameName>,
-}
-
-/// A match, by id.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct MatchRef {
-    /// The match id.
-    pub match_id: u64,
-}
-
-/// `join_queue`'s input.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct Queue {
-    /// The game: "tic-tac-toe" or "sos".
-    pub game: GameName,
-    /// The stake in minor units, as decimal digits ("0", the default, for free play).
-    #[serde(default)]
-    #[schemars(with = "String")]
-    pub stake: Option<String>,
-}
-
-/// `make_move`'s input.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct Move {
-    /// The match id.
-    pub match_id: u64,
-    /// The cell, 0-8, row by row from the top-left (the numbers on the drawn board).
-    pub cell: u8,
-    /// The mark: in tic-tac-toe your own (X or O; may be left out), in SOS "S" or "O"
-    /// (required).
-    #[serde(default)]
-    #[schemars(with = "MarkName")]
-    pub mark: Option<MarkName>,
-    /// The number of marks on the board after this move (the match's seq + 1). Left out,
-    /// it is the next move of the match as it is now; give it to be sure the board did
-    /// not change since you looked.
-    #[serde(default)]
-    #[schemars(with = "u8")]
-    pub seq: Option<u8>,
-}
-
-/// `wait_for_turn`'s input.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct Wait {
-    /// The match id.
-    pub match_id: u64,
-    /// How long to wait at most, in seconds (the server caps it, about 9 s by default);
-    /// call again when it says it timed out.
-    #[serde(default)]
-    #[schemars(with = "u64")]
-    pub timeout_s: Option<u64>,
-}
-
-/// `analyze_position`'s input.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct Analyze {
-    /// The game: "tic-tac-toe" or "sos".
-    pub game: GameName,
-    /// The board as 9 characters, cell 0 first: "-" for empty, and X/O (tic-tac-toe) or
-    /// S/O (SOS); a match's `board` field.
-    pub board: String,
 }
 
 /// `get_prompt`'s `play` arguments.
@@ -326,7 +134,7 @@ struct PlayArgs {
 }
 
 /// A hub registration, unregistered when dropped.
-struct Follow {
+pub(super) struct Follow {
     state: ApiState,
     registration: Registration,
 }
@@ -338,14 +146,14 @@ impl Drop for Follow {
 }
 
 impl Follow {
-    fn new(state: &ApiState) -> Follow {
+    pub(super) fn new(state: &ApiState) -> Follow {
         Follow {
             state: state.clone(),
             registration: state.hub.register(FOLLOW_QUEUE),
         }
     }
 
-    fn add(&self, id: u64) {
+    pub(super) fn add(&self, id: u64) {
         self.state
             .hub
             .subscribe(self.registration.id, &format!("match:{id}"));
@@ -353,7 +161,7 @@ impl Follow {
 
     /// The next match whose events arrived, or `None` when the follow ends (too slow, the
     /// server shutting down).
-    async fn next(&mut self) -> Option<u64> {
+    pub(super) async fn next(&mut self) -> Option<u64> {
         let registration = &mut self.registration;
         tokio::select! {
             frame = registration.frames.recv() => {
@@ -385,7 +193,7 @@ impl Drop for Subscriptions {
 
 /// Triad's MCP server for one session.
 pub struct Triad {
-    state: ApiState,
+    pub(super) state: ApiState,
     subscriptions: Mutex<Subscriptions>,
     tool_router: ToolRouter<Triad>,
 }
@@ -411,616 +219,6 @@ impl Triad {
         self.subscriptions
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// A command's answer: the match as it now is, drawn.
-    fn command_answer(body: Value, me: Address) -> CallToolResult {
-        let view = body["match"].clone();
-        let text = if view.is_object() {
-            text::match_text(&view, me)
-        } else {
-            "Done.".to_owned()
-        };
-        answer(json!({"match": view, "duplicate": body["duplicate"]}), text)
-    }
-
-    async fn view(&self, id: u64) -> Result<Value, Refusal> {
-        answered(games::get_match(State(self.state.clone()), Path(id)).await).await
-    }
-
-    /// The amount of a tool's optional stake.
-    fn stake(stake: Option<&str>) -> Result<Amount, Refusal> {
-        match stake {
-            None => Ok(Amount(0)),
-            Some(text) => triad_engine::parse_amount(text).map(Amount).map_err(|e| {
-                ApiError::with_message(
-                    Api::InvalidParameter,
-                    format!("stake: {e}; give minor units as decimal digits, such as \"0\""),
-                )
-                .into()
-            }),
-        }
-    }
-
-    async fn run<F>(&self, parts: &Parts, act: F) -> CallToolResult
-    where
-        F: AsyncFnOnce(Address) -> Result<CallToolResult, Refusal>,
-    {
-        let result = match caller(parts) {
-            Ok(me) => act(me).await,
-            Err(e) => Err(e),
-        };
-        result.unwrap_or_else(Refusal::into_result)
-    }
-}
-
-#[tool_router]
-impl Triad {
-    #[tool(
-        description = "Start a game against the computer (no stake). You move first unless side is \"second\". Answers with the match (its match_id) and the board drawn; the computer's first move, if it starts, is already on it."
-    )]
-    async fn play_computer(
-        &self,
-        Parameters(p): Parameters<PlayComputer>,
-        Extension(parts): Extension<Parts>,
-    ) -> Result<CallToolResult, ErrorData> {
-        Ok(self
-            .run(&parts, async |me| {
-                let request = games::ComputerRequest {
-                    game: p.game.into(),
-                    level: from_name(level_name(p.level))?,
-                    side: from_name(match p.side {
-                        SideName::First => "first",
-                        SideName::Second => "second",
-                    })?,
-                };
-                let body = answered(
-                    games::play_computer(
-                        State(self.state.clone()),
-                        Authed(me),
-                        HeaderMap::new(),
-                        ApiJson(request),
-                    )
-                    .await,
-                )
-                .await?;
-                Ok(Self::command_answer(body, me))
-            })
-            .await)
-    }
-
-    #[tool(
-        description = "Challenge another player, by address, to a game. With a stake, yours is held until the match ends. The opponent must accept (accept_challenge); then call wait_for_turn."
-    )]
-    async fn challenge(
-        &self,
-        Parameters(p): Parameters<Challenge>,
-        Extension(parts): Extension<Parts>,
-    ) -> Result<CallToolResult, ErrorData> {
-        Ok(self
-            .run(&parts, async |me| {
-                let request = games::ChallengeRequest {
-                    opponent: p.opponent,
-                    game: p.game.into(),
-                    stake: Self::stake(p.stake.as_deref())?,
-                    first: from_name(match p.first {
-                        FirstName::Challenger => "challenger",
-                        FirstName::Opponent => "opponent",
-                        FirstName::Random => "random",
-                    })?,
-                };
-                let body = answered(
-                    games::create_challenge(
-                        State(self.state.clone()),
-                        Authed(me),
-                        HeaderMap::new(),
-                        ApiJson(request),
-                    )
-                    .await,
-                )
-                .await?;
-                Ok(Self::command_answer(body, me))
-            })
-            .await)
-    }
-
-    #[tool(
-        description = "List the open challenges addressed to you (incoming; accept or decline them by match_id) and your own open challenge (outgoing)."
-    )]
-    async fn list_challenges(
-        &self,
-        Extension(parts): Extension<Parts>,
-    ) -> Result<CallToolResult, ErrorData> {
-        Ok(self
-            .run(&parts, async |me| {
-                let body =
-                    answered(games::list_challenges(State(self.state.clone()), Authed(me)).await)
-                        .await?;
-                let mut out = String::new();
-                for (list, title) in [
-                    (&body["incoming"], "To you"),
-                    (&body["outgoing"], "From you"),
-                ] {
-                    let items = list.as_array().map(Vec::as_slice).unwrap_or_default();
-                    out.push_str(&format!(
-                        "{title}: {}\n",
-                        if items.is_empty() { "none" } else { "" }
-                    ));
-                    for m in items {
-                        out.push_str(&format!(
-                            "- match_id {}: {} from {} to {}, stake {}\n",
-                            m["id"],
-                            m["game"].as_str().unwrap_or("?"),
-                            m["challenge"]["challenger"].as_str().unwrap_or("?"),
-                            m["challenge"]["opponent"].as_str().unwrap_or("?"),
-                            m["stake"].as_str().unwrap_or("0"),
-                        ));
-                    }
-                }
-                Ok(answer(body, out))
-            })
-            .await)
-    }
-
-    #[tool(
-        description = "Accept a challenge addressed to you (its match_id from list_challenges). State the stake and game you agree to: the acceptance is refused (code 128) unless they are the challenge's. Then play or wait_for_turn."
-    )]
-    async fn accept_challenge(
-        &self,
-        Parameters(p): Parameters<Accept>,
-        Extension(parts): Extension<Parts>,
-    ) -> Result<CallToolResult, ErrorData> {
-        Ok(self
-            .run(&parts, async |me| {
-                let mut terms = serde_json::Map::new();
-                if let Some(stake) = &p.stake {
-                    Self::stake(Some(stake))?;
-                    terms.insert("stake".into(), Value::from(stake.as_str()));
-                }
-                if let Some(game) = p.game {
-                    terms.insert("game".into(), Value::from(GameKind::from(game).name()));
-                }
-                let body = if terms.is_empty() {
-                    axum::body::Bytes::new()
-                } else {
-                    axum::body::Bytes::from(Value::Object(terms).to_string())
-                };
-                let body = answered(
-                    games::accept_challenge(
-                        State(self.state.clone()),
-                        Authed(me),
-                        HeaderMap::new(),
-                        Path(p.match_id),
-                        body,
-                    )
-                    .await,
-                )
-                .await?;
-                Ok(Self::command_answer(body, me))
-            })
-            .await)
-    }
-
-    #[tool(
-        description = "Decline a challenge addressed to you; the challenger gets the stake back."
-    )]
-    async fn decline_challenge(
-        &self,
-        Parameters(p): Parameters<MatchRef>,
-        Extension(parts): Extension<Parts>,
-    ) -> Result<CallToolResult, ErrorData> {
-        Ok(self
-            .run(&parts, async |me| {
-                let body = answered(
-                    games::decline_challenge(
-                        State(self.state.clone()),
-                        Authed(me),
-                        HeaderMap::new(),
-                        Path(p.match_id),
-                    )
-                    .await,
-                )
-                .await?;
-                Ok(Self::command_answer(body, me))
-            })
-            .await)
-    }
-
-    #[tool(
-        description = "Join the open queue for a game: start at once against the earliest player waiting with the same game and stake, or wait (call wait_for_turn with the match_id)."
-    )]
-    async fn join_queue(
-        &self,
-        Parameters(p): Parameters<Queue>,
-        Extension(parts): Extension<Parts>,
-    ) -> Result<CallToolResult, ErrorData> {
-        Ok(self
-            .run(&parts, async |me| {
-                let request = games::QueueRequest {
-                    game: p.game.into(),
-                    stake: Self::stake(p.stake.as_deref())?,
-                };
-                let body = answered(
-                    games::join_queue(
-                        State(self.state.clone()),
-                        Authed(me),
-                        HeaderMap::new(),
-                        ApiJson(request),
-                    )
-                    .await,
-                )
-                .await?;
-                Ok(Self::command_answer(body, me))
-            })
-            .await)
-    }
-
-    #[tool(
-        description = "Leave the queue. With a stake, only after the wait time (the refusal says how long is left)."
-    )]
-    async fn leave_queue(
-        &self,
-        Extension(parts): Extension<Parts>,
-    ) -> Result<CallToolResult, ErrorData> {
-        Ok(self
-            .run(&parts, async |me| {
-                let body = answered(
-                    games::leave_queue(State(self.state.clone()), Authed(me), HeaderMap::new())
-                        .await,
-                )
-                .await?;
-                Ok(Self::command_answer(body, me))
-            })
-            .await)
-    }
-
-    #[tool(
-        description = "See a match: the board drawn with cell numbers, whose turn it is, the moves so far and, when it is over, how it ended."
-    )]
-    async fn get_match(
-        &self,
-        Parameters(p): Parameters<MatchRef>,
-        Extension(parts): Extension<Parts>,
-    ) -> Result<CallToolResult, ErrorData> {
-        Ok(self
-            .run(&parts, async |me| {
-                let view = self.view(p.match_id).await?;
-                let text = text::match_text(&view, me);
-                Ok(answer(view, text))
-            })
-            .await)
-    }
-
-    #[tool(
-        description = "List the legal moves in a match when it is your turn: each as a cell (0-8) and a mark. Empty when it is not your turn or the match is over."
-    )]
-    async fn legal_moves(
-        &self,
-        Parameters(p): Parameters<MatchRef>,
-        Extension(parts): Extension<Parts>,
-    ) -> Result<CallToolResult, ErrorData> {
-        Ok(self
-            .run(&parts, async |me| {
-                let view = self.view(p.match_id).await?;
-                let mine = text::in_play(&view) && text::my_turn(&view, me);
-                let moves: Vec<Value> = if mine {
-                    let kind: GameKind = view["game"].as_str().unwrap_or_default().parse().map_err(
-                        |_| Refusal::from(ApiError::new(Api::InternalError)),
-                    )?;
-                    let position = AnyGame::parse(kind, view["board"].as_str().unwrap_or_default())
-                        .map_err(|_| Refusal::from(ApiError::new(Api::InternalError)))?;
-                    position
-                        .legal_moves()
-                        .iter()
-                        .map(|mv| json!({"cell": mv.cell.index(), "mark": mv.mark.char().to_string()}))
-                        .collect()
-                } else {
-                    Vec::new()
-                };
-                let mut out = text::match_text(&view, me);
-                if mine {
-                    let list: Vec<String> = moves
-                        .iter()
-                        .map(|m| format!("{} on {}", m["mark"].as_str().unwrap_or_default(), m["cell"]))
-                        .collect();
-                    out.push_str(&format!("\nLegal moves: {}", list.join(", ")));
-                }
-                Ok(answer(
-                    json!({"match_id": p.match_id, "your_turn": mine, "seq": view["seq"], "moves": moves}),
-                    out,
-                ))
-            })
-            .await)
-    }
-
-    #[tool(
-        description = "Place a mark: your move in a match, on an empty cell (0-8). In SOS say the mark (S or O). A refused move changes nothing; the refusal's code and message say why."
-    )]
-    async fn make_move(
-        &self,
-        Parameters(p): Parameters<Move>,
-        Extension(parts): Extension<Parts>,
-    ) -> Result<CallToolResult, ErrorData> {
-        Ok(self
-            .run(&parts, async |me| {
-                let view = self.view(p.match_id).await?;
-                let seq = match p.seq {
-                    Some(seq) => seq,
-                    None => u8::try_from(view["seq"].as_u64().unwrap_or_default() + 1)
-                        .unwrap_or(u8::MAX),
-                };
-                let mark = match p.mark {
-                    Some(MarkName::X) => 'X',
-                    Some(MarkName::O) => 'O',
-                    Some(MarkName::S) => 'S',
-                    // Tic-tac-toe: a seat has one mark. SOS: the player must choose.
-                    None => {
-                        let seat = text::my_seat(&view, me);
-                        let index = usize::from(seat == Some("second"));
-                        let marks = view["players"][index]["marks"].as_array();
-                        match marks.map(Vec::as_slice) {
-                            Some([only]) if seat.is_some() => {
-                                only.as_str().and_then(|m| m.chars().next()).unwrap_or('X')
-                            }
-                            _ => {
-                                return Err(ApiError::with_message(
-                                    Api::InvalidParameter,
-                                    "say which mark to place: in SOS, \"S\" or \"O\"",
-                                )
-                                .into());
-                            }
-                        }
-                    }
-                };
-                let mark = triad_rules::Mark::from_char(mark)
-                    .ok_or_else(|| Refusal::from(ApiError::new(Api::InvalidParameter)))?;
-                let body = answered(
-                    games::make_move(
-                        State(self.state.clone()),
-                        Authed(me),
-                        HeaderMap::new(),
-                        Path(p.match_id),
-                        ApiJson(games::MoveRequest {
-                            seq,
-                            cell: p.cell,
-                            mark,
-                        }),
-                    )
-                    .await,
-                )
-                .await?;
-                Ok(Self::command_answer(body, me))
-            })
-            .await)
-    }
-
-    #[tool(description = "Resign (forfeit) a match you are playing: the opponent wins.")]
-    async fn resign(
-        &self,
-        Parameters(p): Parameters<MatchRef>,
-        Extension(parts): Extension<Parts>,
-    ) -> Result<CallToolResult, ErrorData> {
-        Ok(self
-            .run(&parts, async |me| {
-                let body = answered(
-                    games::forfeit(
-                        State(self.state.clone()),
-                        Authed(me),
-                        HeaderMap::new(),
-                        Path(p.match_id),
-                    )
-                    .await,
-                )
-                .await?;
-                Ok(Self::command_answer(body, me))
-            })
-            .await)
-    }
-
-    #[tool(
-        description = "Claim the win when the opponent has run out of time to move (or abort a match whose first move never came). Refused, with the time left, before the deadline."
-    )]
-    async fn claim_timeout(
-        &self,
-        Parameters(p): Parameters<MatchRef>,
-        Extension(parts): Extension<Parts>,
-    ) -> Result<CallToolResult, ErrorData> {
-        Ok(self
-            .run(&parts, async |me| {
-                let body = answered(
-                    games::claim_timeout(
-                        State(self.state.clone()),
-                        Authed(me),
-                        HeaderMap::new(),
-                        Path(p.match_id),
-                    )
-                    .await,
-                )
-                .await?;
-                Ok(Self::command_answer(body, me))
-            })
-            .await)
-    }
-
-    #[tool(
-        description = "Offer a rematch of a finished match, or accept the opponent's offer (against the computer it starts at once). Answers with the new match when one starts."
-    )]
-    async fn rematch(
-        &self,
-        Parameters(p): Parameters<MatchRef>,
-        Extension(parts): Extension<Parts>,
-    ) -> Result<CallToolResult, ErrorData> {
-        Ok(self
-            .run(&parts, async |me| {
-                let body = answered(
-                    games::rematch(
-                        State(self.state.clone()),
-                        Authed(me),
-                        HeaderMap::new(),
-                        Path(p.match_id),
-                    )
-                    .await,
-                )
-                .await?;
-                Ok(Self::command_answer(body, me))
-            })
-            .await)
-    }
-
-    #[tool(
-        description = "Wait until it is your turn in a match, or the match is over, and answer with the match. Returns at once if it already is; after timeout_s (capped by the server) it answers with timed_out: call it again."
-    )]
-    async fn wait_for_turn(
-        &self,
-        Parameters(p): Parameters<Wait>,
-        Extension(parts): Extension<Parts>,
-    ) -> Result<CallToolResult, ErrorData> {
-        Ok(self
-            .run(&parts, async |me| {
-                let settings = &self.state.settings;
-                // Below the request timeout, as the agents' inbox long-poll.
-                let longest = settings.request_timeout_ms.saturating_sub(1_000).min(25_000);
-                let wait = Duration::from_millis(
-                    p.timeout_s.map_or(longest, |s| s.saturating_mul(1000)).min(longest),
-                );
-                // A wait holds a request open: it counts as one of the IP address's long-polls.
-                let client = parts
-                    .extensions
-                    .get::<ClientIp>()
-                    .map_or(std::net::IpAddr::from([0, 0, 0, 0]), |c| c.0);
-                let _slot = self
-                    .state
-                    .long_polls
-                    .take(client)
-                    .map_err(|why| Refusal::from(ApiError::from(self.state.long_polls.refusal(why))))?;
-                // Follow the match first, then read it: no move can fall between the two.
-                let mut follow = Follow::new(&self.state);
-                follow.add(p.match_id);
-                let deadline = tokio::time::Instant::now() + wait;
-                loop {
-                    let view = self.view(p.match_id).await?;
-                    let over = view["phase"] == "finished";
-                    let mine = text::in_play(&view) && text::my_turn(&view, me);
-                    if over || mine {
-                        let text = text::match_text(&view, me);
-                        return Ok(answer(
-                            json!({"your_turn": mine, "finished": over, "timed_out": false, "match": view}),
-                            text,
-                        ));
-                    }
-                    let next = tokio::select! {
-                        next = follow.next() => next,
-                        () = tokio::time::sleep_until(deadline) => None,
-                    };
-                    if next.is_none() {
-                        let text = format!(
-                            "{}\nStill not your turn (timed out); call wait_for_turn again.",
-                            text::match_text(&view, me)
-                        );
-                        return Ok(answer(
-                            json!({"your_turn": false, "finished": false, "timed_out": true, "match": view}),
-                            text,
-                        ));
-                    }
-                }
-            })
-            .await)
-    }
-
-    #[tool(
-        description = "Analyse a position with the solver: the exact value (win, draw or loss with best play) of every legal move for the player to move, and the best moves."
-    )]
-    async fn analyze_position(
-        &self,
-        Parameters(p): Parameters<Analyze>,
-        Extension(parts): Extension<Parts>,
-    ) -> Result<CallToolResult, ErrorData> {
-        Ok(self
-            .run(&parts, async |_me| {
-                let game = GameKind::from(p.game).name().to_owned();
-                let body = answered(analysis::analyze(Path((game, p.board))).await).await?;
-                let mut out = text::grid(body["board"].as_str().unwrap_or_default());
-                match body["turn"].as_str() {
-                    Some(turn) => out.push_str(&format!(
-                        "{turn} to move: {} in {} plies with best play.\n",
-                        body["value"]["verdict"].as_str().unwrap_or("?"),
-                        body["value"]["plies"]
-                    )),
-                    None => out.push_str("The game is over.\n"),
-                }
-                for m in body["moves"]
-                    .as_array()
-                    .map(Vec::as_slice)
-                    .unwrap_or_default()
-                {
-                    out.push_str(&format!(
-                        "- {} on {}: {} in {}\n",
-                        m["mark"].as_str().unwrap_or("?"),
-                        m["cell"],
-                        m["verdict"].as_str().unwrap_or("?"),
-                        m["plies"]
-                    ));
-                }
-                Ok(answer(body, out))
-            })
-            .await)
-    }
-
-    #[tool(description = "Your balance, in minor units, and your latest ledger entries.")]
-    async fn my_balance(
-        &self,
-        Extension(parts): Extension<Parts>,
-    ) -> Result<CallToolResult, ErrorData> {
-        Ok(self
-            .run(&parts, async |me| {
-                let body = answered(
-                    ledger::my_ledger(
-                        State(self.state.clone()),
-                        Authed(me),
-                        Query(ledger::LedgerQuery {
-                            before: None,
-                            limit: Some(10),
-                        }),
-                    )
-                    .await,
-                )
-                .await?;
-                let text = format!(
-                    "Your balance: {} minor units.",
-                    body["balance"].as_str().unwrap_or("0")
-                );
-                Ok(answer(body, text))
-            })
-            .await)
-    }
-
-    #[tool(
-        description = "Your stats: games played, won and drawn, your rating, and your active match."
-    )]
-    async fn my_stats(
-        &self,
-        Extension(parts): Extension<Parts>,
-    ) -> Result<CallToolResult, ErrorData> {
-        Ok(self
-            .run(&parts, async |me| {
-                let body = answered(
-                    games::get_player(State(self.state.clone()), Path(me.to_string())).await,
-                )
-                .await?;
-                let text = format!(
-                    "{}: {} games, {} won, {} drawn; rating {:.0}; active match: {}.",
-                    me,
-                    body["games"],
-                    body["wins"],
-                    body["draws"],
-                    body["rating"]["rating"].as_f64().unwrap_or_default(),
-                    body["active_match"]
-                        .as_u64()
-                        .map_or_else(|| "none".to_owned(), |id| id.to_string()),
-                );
-                Ok(answer(body, text))
-            })
-            .await)
     }
 }
 
