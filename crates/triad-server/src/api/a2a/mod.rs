@@ -75,9 +75,10 @@
 //! -32602 carrying Triad's stable code ([`crate::api::error`]) and a message that says what
 //! to do; nothing changes on the server. In 1.0 `error.data` is `[{"@type":
 //! "type.googleapis.com/google.rpc.ErrorInfo", "reason": "STATE_CONFLICT", "domain":
-//! "triad", "metadata": {"code": "229", "error": "state_conflict", "message"}}]` (the SDKs
-//! hand `metadata` to the caller); in 0.3 it is `{"code": 229, "error", "message"}`. Not
-//! logged in: -32000, HTTP 401. See [`jsonrpc`] for the rest.
+//! "triad", "metadata": {"code": "223", "error": "state_conflict", "message"}}]` (the SDKs
+//! hand `metadata` to the caller); in 0.3 it is `{"code": 223, "error", "message"}`. Not
+//! logged in: -32000 with HTTP 401 and `WWW-Authenticate: Bearer`, its `data` Triad's
+//! `{code, error, message}` in either version. See [`jsonrpc`] for the rest.
 
 pub mod card;
 pub mod game;
@@ -421,6 +422,9 @@ pub async fn rpc(
                 },
                 Err((e, v)) => {
                     let unauthenticated = e.code == UNAUTHENTICATED;
+                    // An HTTP 401 carries Triad's error body as its `data`, whatever the
+                    // version, as every refusal of the API with an HTTP error does.
+                    let v = if unauthenticated { Version::V03 } else { v };
                     let mut response = json_reply(jsonrpc::reply(&id, Err((e, v))));
                     if unauthenticated {
                         *response.status_mut() = StatusCode::UNAUTHORIZED;
