@@ -2,7 +2,7 @@
 
 The client resolves the agent card and picks its transport as it does for any agent: A2A
 1.0 (SendMessage, SendStreamingMessage, GetTask, CancelTask, SubscribeToTask) from the
-card's 1.0 interface, and 0.3 (message/send) through the SDK's own 0.3-compatibility
+card's 1.0 interface, and 0.3 (message/send, message/stream) through the SDK's own 0.3-compatibility
 transport, which it picks when the card offers only the 0.3 interface. Whole games of
 tic-tac-toe and SOS against the computer, one of them streamed; a refused move comes back
 with Triad's stable code and changes nothing.
@@ -227,6 +227,8 @@ def test_sos_in_1_0_streamed(server):
 
 
 def test_tic_tac_toe_and_sos_in_0_3_compatibility(server):
+    """0.3 through the SDK's own compatibility transport: message/send, and message/stream
+    for the streamed game."""
     player = server.new_player()
 
     async def game(client, app, role):
@@ -249,9 +251,12 @@ def test_tic_tac_toe_and_sos_in_0_3_compatibility(server):
         wire = Wire()
         async with http_client(player, wire) as http:
             client = await client_for(server, http, "0.3")
-            results = [await game(client, "tic-tac-toe", "X"), await game(client, "sos", "second")]
+            streamed = await client_for(server, http, "0.3", streaming=True)
+            results = [await game(client, "tic-tac-toe", "X"), await game(streamed, "sos", "second")]
             await client.close()
-        assert {m for m, _ in wire.sent} == {"message/send"}
+            await streamed.close()
+        assert [m for m, _ in wire.sent].count("message/stream") >= 2
+        assert {m for m, _ in wire.sent} == {"message/send", "message/stream"}
         assert {v for _, v in wire.sent} == {"0.3"}
         return results
 

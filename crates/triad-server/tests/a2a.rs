@@ -251,7 +251,7 @@ async fn send_message_plays_a_whole_game_and_get_task_reads_it() {
 }
 
 #[tokio::test]
-async fn send_streaming_message_streams_the_task_then_its_status() {
+async fn send_streaming_message_streams_the_task_then_its_status_and_so_does_0_3() {
     let server = Server::start().await;
     let alice = server.user().await;
     let propose = json!({"appId":"sos","action":"propose","payload":{"seq":0,"role":"second"}});
@@ -275,6 +275,22 @@ async fn send_streaming_message_streams_the_task_then_its_status() {
         matches!(answer[..], [Message::Accept(_), Message::Move(_)]),
         "{answer:?}"
     );
+    // 0.3's message/stream: one event, the agent message message/send would answer.
+    let cancel = request(10, "CancelTask", json!({"id": task["id"]}));
+    rpc(&server, &alice, &cancel).await.expect(200);
+    let propose = json!({"appId":"tic-tac-toe","action":"propose","payload":{"seq":0,"role":"O"}});
+    let legacy = json!({"jsonrpc": "2.0", "id": 11, "method": "message/stream", "params": {"message": {
+        "kind": "message", "role": "user", "messageId": "m-2",
+        "parts": [{"kind": "data", "data": propose}],
+    }}});
+    let (content_type, got) = events(&server, &alice, &legacy, usize::MAX).await;
+    assert!(
+        content_type.starts_with("text/event-stream"),
+        "{content_type}"
+    );
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0]["result"]["kind"], "message");
+    assert_eq!(got[0]["result"]["parts"][0]["data"]["action"], "accept");
     // A refusal comes as a plain JSON-RPC error, not a stream.
     let r = rpc(
         &server,

@@ -11,7 +11,7 @@
 //! - `POST /a2a`: JSON-RPC 2.0 ([`jsonrpc`]: notifications, batches, errors), with
 //!   `Authorization: Bearer <Triad login token>`. The method names the version: 1.0's are
 //!   `SendMessage`, `SendStreamingMessage`, `GetTask`, `CancelTask`, `SubscribeToTask`;
-//!   0.3's is `message/send`. An `A2A-Version` header other than 1.0 or 0.3 (major.minor)
+//!   0.3's are `message/send` and `message/stream`. An `A2A-Version` header other than 1.0 or 0.3 (major.minor)
 //!   is refused with -32009. A body over `--max-body-bytes` is a JSON-RPC error -32600 (HTTP
 //!   200, id null).
 //!
@@ -68,6 +68,9 @@
 //! [{"kind": "data", "data": {appId, action, payload}}, …], "contextId"?, "metadata"?}` →
 //! an agent message `{"kind": "message", "role": "agent", "messageId", "contextId",
 //! "parts": [{"kind": "data", "data": …}, …]}`: the computer's app actions.
+//! `message/stream` takes the same params and answers `text/event-stream` with one event,
+//! that same agent message (a refusal: a plain JSON-RPC error). 0.3's task methods
+//! (`tasks/get`, `tasks/cancel`, `tasks/resubscribe`) are not offered: -32601.
 //!
 //! # Errors
 //!
@@ -130,11 +133,12 @@ enum Method {
     CancelTask,
     SubscribeToTask,
     MessageSend03,
+    MessageStream03,
 }
 
 impl Method {
     fn version(self) -> Version {
-        if self == Method::MessageSend03 {
+        if matches!(self, Method::MessageSend03 | Method::MessageStream03) {
             Version::V03
         } else {
             Version::V1
@@ -142,7 +146,10 @@ impl Method {
     }
 
     fn streams(self) -> bool {
-        matches!(self, Method::SendStreamingMessage | Method::SubscribeToTask)
+        matches!(
+            self,
+            Method::SendStreamingMessage | Method::SubscribeToTask | Method::MessageStream03
+        )
     }
 }
 
@@ -157,6 +164,7 @@ fn method(name: &str) -> Result<Method, (RpcError, Version)> {
         "CancelTask" => Ok(Method::CancelTask),
         "SubscribeToTask" => Ok(Method::SubscribeToTask),
         "message/send" => Ok(Method::MessageSend03),
+        "message/stream" => Ok(Method::MessageStream03),
         "ListTasks" => unsupported(
             UNSUPPORTED_OPERATION,
             "not supported; GetTask reads a game's task by its id (triad-task-<match id>)",
@@ -176,7 +184,7 @@ fn method(name: &str) -> Result<Method, (RpcError, Version)> {
             RpcError::new(
                 METHOD_NOT_FOUND,
                 format!(
-                    "method not found: {name}; this agent takes SendMessage, SendStreamingMessage, GetTask, CancelTask and SubscribeToTask (A2A 1.0), and message/send (A2A 0.3)"
+                    "method not found: {name}; this agent takes SendMessage, SendStreamingMessage, GetTask, CancelTask and SubscribeToTask (A2A 1.0), and message/send and message/stream (A2A 0.3)"
                 ),
             ),
             Version::V03,
@@ -269,6 +277,11 @@ async fn call(
                 .map_err(at)?;
             Outcome::Events(events, share)
         }
+        Method::MessageStream03 => {
+            let share = take_stream(state, client).map_err(at)?;
+            let answer = v03::message_send(state, me, params).await.map_err(at)?;
+            Outcome::Events(vec![answer], share)
+        }
         Method::SubscribeToTask => {
             let share = take_stream(state, client).map_err(at)?;
             let id = v1::subscribe_check(state, me, params).await.map_err(at)?;
@@ -317,8 +330,9 @@ fn json_reply(body: Value) -> Response {
 }
 
 /// A2A JSON-RPC: 1.0's `SendMessage`, `SendStreamingMessage`, `GetTask`, `CancelTask`,
-/// `SubscribeToTask` and 0.3's `message/send`, one request or a batch.
-#[utoipa::path(post, path = "/a2a", tag = "agents", request_body(content = Object, description = "A JSON-RPC 2.0 request (or a batch): A2A 1.0 SendMessage, SendStreamingMessage, GetTask, CancelTask, SubscribeToTask; A2A 0.3 message/send"),
+/// `SubscribeToTask` and 0.3's `message/send` and `message/stream`, one request or a
+/// batch.
+#[utoipa::path(post, path = "/a2a", tag = "agents", request_body(content = Object, description = "A JSON-RPC 2.0 request (or a batch): A2A 1.0 SendMessage, SendStreamingMessage, GetTask, CancelTask, SubscribeToTask; A2A 0.3 message/send, message/stream"),
     responses((status = 200, body = Object, description = "A JSON-RPC 2.0 response (a task, an agent message, or an error), or an SSE stream of them"),
         (status = 204, description = "Notifications only: no reply")),
     security(("bearer" = [])))]
