@@ -114,9 +114,6 @@ use self::jsonrpc::{
 use super::{ApiState, Authed, ClientIp, error::ApiError};
 use crate::bounds::Share;
 
-/// The A2A protocol version of the card's 0.3 fields.
-pub const A2A_VERSION: &str = card::V03_CARD;
-
 /// The agent card of Triad's computer player.
 #[utoipa::path(get, path = "/.well-known/agent-card.json", tag = "agents",
     responses((status = 200, body = Object, description = "An A2A agent card (1.0, with the 0.3 fields)")))]
@@ -222,7 +219,8 @@ fn login(authed: &Result<Authed, ApiError>) -> Result<Address, RpcError> {
 enum Outcome {
     /// A JSON-RPC result.
     Result(Value),
-    /// `SendStreamingMessage`'s events, and the stream slot they hold.
+    /// The events of `SendStreamingMessage` or `message/stream`, and the stream slot they
+    /// hold.
     Events(Vec<Value>, Share),
     /// `SubscribeToTask`'s game to follow, for whom, and the stream slot it holds.
     Follow(MatchId, Address, Share),
@@ -295,17 +293,17 @@ fn event(id: &Value, result: Value) -> Event {
     Event::default().data(jsonrpc::reply(id, Ok(result)).to_string())
 }
 
-/// The SSE response of a stream's outcome; `None` for a plain result.
-fn stream_response(state: &ApiState, id: Value, outcome: Outcome) -> Result<Response, Value> {
+/// The HTTP answer to a request's outcome: a JSON reply, or an SSE stream.
+fn respond(state: &ApiState, id: Value, outcome: Outcome) -> Response {
     match outcome {
-        Outcome::Result(result) => Err(result),
+        Outcome::Result(result) => json_reply(jsonrpc::reply(&id, Ok(result))),
         Outcome::Events(events, share) => {
             let events = stream::iter(events).map(move |e| {
                 // The slot is held until the stream is done.
                 let _held = &share;
                 Ok::<_, Infallible>(event(&id, e))
             });
-            Ok(Sse::new(events).into_response())
+            Sse::new(events).into_response()
         }
         Outcome::Follow(game, me, share) => {
             let (tx, rx) = mpsc::channel(16);
@@ -317,9 +315,9 @@ fn stream_response(state: &ApiState, id: Value, outcome: Outcome) -> Result<Resp
             let events = stream::unfold(rx, |mut rx| async move {
                 rx.recv().await.map(|e| (Ok::<_, Infallible>(e), rx))
             });
-            Ok(Sse::new(events)
+            Sse::new(events)
                 .keep_alive(KeepAlive::default())
-                .into_response())
+                .into_response()
         }
     }
 }
@@ -430,10 +428,7 @@ pub async fn rpc(
                 return StatusCode::NO_CONTENT.into_response();
             }
             match call(&state, client, &checks, &request, false).await {
-                Ok(outcome) => match stream_response(&state, id.clone(), outcome) {
-                    Ok(stream) => stream,
-                    Err(result) => json_reply(jsonrpc::reply(&id, Ok(result))),
-                },
+                Ok(outcome) => respond(&state, id, outcome),
                 Err((e, v)) => {
                     let unauthenticated = e.code == UNAUTHENTICATED;
                     // An HTTP 401 carries Triad's error body as its `data`, whatever the
