@@ -11,9 +11,9 @@
 //! - `POST /a2a`: JSON-RPC 2.0 ([`jsonrpc`]: notifications, batches, errors), with
 //!   `Authorization: Bearer <Triad login token>`. The method names the version: 1.0's are
 //!   `SendMessage`, `SendStreamingMessage`, `GetTask`, `CancelTask`, `SubscribeToTask`;
-//!   0.3's are `message/send` and `message/stream`. An `A2A-Version` header other than 1.0 or 0.3 (major.minor)
-//!   is refused with -32009. A body over `--max-body-bytes` is a JSON-RPC error -32600 (HTTP
-//!   200, id null).
+//!   0.3's are `message/send` and `message/stream`. An `A2A-Version` header other than 1.0
+//!   or 0.3 (major.minor; none is fine) is refused with -32009. A body over
+//!   `--max-body-bytes` is a JSON-RPC error -32600 (HTTP 200, id null).
 //!
 //! # The game
 //!
@@ -26,14 +26,15 @@
 //! (`"seq": 0.0`), as the SDKs' `google.protobuf.Value` sends them.
 //!
 //! A game has the `contextId` `triad-match-<match id>` and (1.0) the task id
-//! `triad-task-<match id>`; a message names its game by either (`taskId` wins; both must
-//! agree), else it is about my game in play.
+//! `triad-task-<match id>`; a message names its game by either (when it gives both, they
+//! must name the same game), else it is about my game in play.
 //!
 //! # 1.0 (protobuf JSON, as the official SDKs send and read it)
 //!
 //! Request: `params.message` = `{"messageId", "role": "ROLE_USER", "parts": [{"data":
-//! {appId, action, payload}}, …], "contextId"?, "taskId"?, "metadata"?: {"level"}}`; text
-//! parts are ignored.
+//! {appId, action, payload}}, …], "contextId"?, "taskId"?, "metadata"?: {"level"}}` (the
+//! level may also come as `params.metadata.level`); the first data part is read, text parts
+//! are ignored. `params.configuration` is ignored: every answer is complete when it comes.
 //!
 //! - `SendMessage` → `{"task": Task}`.
 //! - `SendStreamingMessage` → `text/event-stream`; each event's data is a JSON-RPC response
