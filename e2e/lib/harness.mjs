@@ -5,13 +5,14 @@
 // TRIAD_BIN is the binary to test (default: target/debug/triad from the repository root).
 // CHROMIUM overrides /usr/bin/chromium. Screenshots go to artifacts/screenshots/.
 
-import { spawn } from 'node:child_process';
 import { createPrivateKey, generateKeyPairSync, sign } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+
+import { spawnServer, stopServer } from './serve.mjs';
 
 import { addressOf } from '../../web/js/wallet.js';
 
@@ -86,38 +87,10 @@ export class Server {
 
   /** Runs the binary, listening on `addr`; resolves with the URL once it listens. */
   async spawn(addr) {
-    const child = spawn(TRIAD_BIN, [...this.args, '--addr', addr], {
-      cwd: this.dir,
-      env: { ...process.env, TRIAD_LOG: process.env.TRIAD_LOG ?? 'warn', HOME: this.dir, TRIAD_KEY_FILE: path.join(this.dir, 'no-key.json') },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const { child, url } = await spawnServer(TRIAD_BIN, this.args, { dir: this.dir, addr, logs: !!process.env.TRIAD_E2E_LOGS });
     this.child = child;
-    let stderr = '';
-    child.stderr.on('data', (d) => {
-      stderr += d;
-      if (process.env.TRIAD_E2E_LOGS) process.stderr.write(d);
-    });
-    this.url = await new Promise((resolve, reject) => {
-      let out = '';
-      const timer = setTimeout(() => reject(new Error(`triad serve did not start in 20 s:\n${stderr}`)), 20_000);
-      child.stdout.on('data', (d) => {
-        out += d;
-        const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-        if (m) {
-          clearTimeout(timer);
-          resolve(m[1]);
-        }
-      });
-      child.on('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`triad serve exited (${code}) before listening; is ${TRIAD_BIN} built?\n${stderr}`));
-      });
-      child.on('error', (e) => {
-        clearTimeout(timer);
-        reject(new Error(`cannot run ${TRIAD_BIN}: ${e.message}; build it with cargo build -p triad or set TRIAD_BIN`));
-      });
-    });
-    return this.url;
+    this.url = url;
+    return url;
   }
 
   /** Stops the process (SIGTERM: a graceful shutdown) and starts it again on the same port and database. */
@@ -128,15 +101,7 @@ export class Server {
   }
 
   async kill() {
-    const child = this.child;
-    if (!child || child.exitCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 8000))]);
-    if (child.exitCode === null) {
-      child.kill('SIGKILL');
-      await exited;
-    }
+    await stopServer(this.child);
   }
 
   /** A JSON request; throws with the API's message on an error status. */

@@ -6,12 +6,14 @@
 // TRIAD_BIN is the binary under test (default: target/debug/triad from the repository root).
 // TRIAD_INTEROP_LOGS=1 copies the servers' logs to standard error.
 
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+
+import { spawnServer, stopServer } from '../../e2e/lib/serve.mjs';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const TRIAD_BIN = process.env.TRIAD_BIN
@@ -63,35 +65,10 @@ export class Server {
       '--rate-burst', '100000',
       '--rate-per-address', '100000',
       ...extra,
-      '--addr', '127.0.0.1:0',
     ];
-    const child = spawn(TRIAD_BIN, args, { cwd: this.dir, env: this.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const { child, url } = await spawnServer(TRIAD_BIN, args, { dir: this.dir, logs: !!process.env.TRIAD_INTEROP_LOGS });
     this.child = child;
-    let stderr = '';
-    child.stderr.on('data', (d) => {
-      stderr += d;
-      if (process.env.TRIAD_INTEROP_LOGS) process.stderr.write(d);
-    });
-    this.url = await new Promise((resolve, reject) => {
-      let out = '';
-      const timer = setTimeout(() => reject(new Error(`triad serve did not start in 20 s:\n${stderr}`)), 20_000);
-      child.stdout.on('data', (d) => {
-        out += d;
-        const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-        if (m) {
-          clearTimeout(timer);
-          resolve(m[1]);
-        }
-      });
-      child.on('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`triad serve exited (${code}) before listening:\n${stderr}`));
-      });
-      child.on('error', (e) => {
-        clearTimeout(timer);
-        reject(new Error(`cannot run ${TRIAD_BIN}: ${e.message}; build it with cargo build -p triad or set TRIAD_BIN`));
-      });
-    });
+    this.url = url;
     this.owner = { keyFile: ownerKey, address: ownerAddress, token: await this.login(ownerKey) };
   }
 
@@ -128,16 +105,7 @@ export class Server {
   }
 
   async stop() {
-    const child = this.child;
-    if (child && child.exitCode === null) {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 8000))]);
-      if (child.exitCode === null) {
-        child.kill('SIGKILL');
-        await exited;
-      }
-    }
+    await stopServer(this.child);
     rmSync(this.dir, { recursive: true, force: true });
   }
 }
