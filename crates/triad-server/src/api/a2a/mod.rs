@@ -43,7 +43,8 @@
 //!   "status"}}` with the state the game came to and the computer's answer; then the stream
 //!   ends. A refusal comes as a plain JSON-RPC error instead of a stream.
 //! - `GetTask {"id"}` → Task, its status message holding the computer's moves since mine
-//!   (and the result once it is over).
+//!   (and the result once it is over). `historyLength` is ignored: a task keeps no message
+//!   history; its `record` artifact holds the whole game.
 //! - `CancelTask {"id"}` → Task in `TASK_STATE_CANCELED`: the game is called off (aborted,
 //!   as the protocol's `result {"outcome":"abort"}`): nobody wins, it counts in no stats.
 //!   A game over already: -32002.
