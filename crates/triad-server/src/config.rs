@@ -139,6 +139,9 @@ settings! {
     /// Most long-polls (`GET /api/apps/inbox` with `wait_ms`) waiting at once from one IP
     /// address [default: 16].
     max_long_polls_per_ip: usize = 16, env "TRIAD_MAX_LONG_POLLS_PER_IP";
+    /// Most A2A streams (`SendStreamingMessage`, `SubscribeToTask` on `/a2a`) open at once
+    /// from one IP address; the next is refused with `too_many_open` [default: 16].
+    max_a2a_streams_per_ip: usize = 16, env "TRIAD_MAX_A2A_STREAMS_PER_IP";
     /// Events per second one IP address may have replayed from the log by WebSocket
     /// catch-ups (`subscribe` with `since`), with twice as many in a burst; a catch-up
     /// over it is refused with `rate_limited` and `retry_after_s` [default: 5000].
@@ -326,9 +329,10 @@ impl Settings {
             || self.max_connections_per_ip == 0
             || self.max_websockets_per_ip == 0
             || self.max_long_polls_per_ip == 0
+            || self.max_a2a_streams_per_ip == 0
         {
             return Err(
-                "max_websockets and the per-IP connection, WebSocket and long-poll caps must be more than zero"
+                "max_websockets and the per-IP connection, WebSocket, long-poll and A2A stream caps must be more than zero"
                     .into(),
             );
         }

@@ -92,6 +92,9 @@ pub struct Shared {
     pub websockets: Arc<crate::bounds::Shares>,
     /// Waiting long-polls of the agents' inbox, shared out per IP address.
     pub long_polls: Arc<crate::bounds::Shares>,
+    /// Open A2A streams (`SendStreamingMessage`, `SubscribeToTask`), shared out per IP
+    /// address.
+    pub a2a_streams: Arc<crate::bounds::Shares>,
     /// The OpenAPI document.
     pub openapi: Arc<utoipa::openapi::OpenApi>,
     /// The agents' relay.
@@ -583,7 +586,8 @@ async fn declared_length(State(state): State<ApiState>, request: Request, next: 
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
     let limit = u64::try_from(state.settings.max_body_bytes).unwrap_or(u64::MAX);
-    if declared.is_some_and(|n| n > limit) {
+    // `/a2a` refuses it itself, as a JSON-RPC error.
+    if declared.is_some_and(|n| n > limit) && request.uri().path() != "/a2a" {
         return ApiError::with_message(
             Api::PayloadTooLarge,
             format!("the request body is too large: at most {limit} bytes"),
