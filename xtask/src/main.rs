@@ -13,12 +13,15 @@ use std::{
 
 mod contracts;
 mod fuzz;
+mod interop;
 mod node;
 mod pg;
 mod schemathesis;
+mod venv;
 
 use contracts::contracts;
 use fuzz::fuzz;
+use interop::interop;
 use node::{peerbench_deps, sui_vectors, web};
 use pg::{Postgres, pg, postgres_suites};
 use schemathesis::api_schema_fuzz;
@@ -37,13 +40,14 @@ fn main() -> ExitCode {
     let result = match task {
         "test" => test(),
         "web" => web(),
+        "interop" => interop(),
         "contracts" => contracts(),
         "pg" => pg(&args[1..]),
         "fuzz" => fuzz(if soak() { 600 } else { 20 }),
         "api-fuzz" => api_schema_fuzz(soak()),
         "help" | "--help" | "-h" => {
             println!(
-                "usage: cargo xtask test    run every check (fmt, clippy, no_std, tests, web, vectors, contracts, fuzz)"
+                "usage: cargo xtask test    run every check (fmt, clippy, no_std, tests, web, interop, vectors, contracts, fuzz)"
             );
             println!(
                 "       TRIAD_SOAK=1 cargo xtask test    the same with long fuzz runs and the long \
@@ -51,6 +55,9 @@ fn main() -> ExitCode {
             );
             println!(
                 "       cargo xtask web     only the web app: its type check and the browser tests"
+            );
+            println!(
+                "       cargo xtask interop    only the official MCP and A2A clients against triad serve"
             );
             println!(
                 "       cargo xtask contracts    only the Stylus contracts (contracts/README.md)"
@@ -296,6 +303,7 @@ fn test() -> Result<(), String> {
     drop(pg);
     step("doc tests", "cargo", &["test", "--workspace", "--doc"])?;
     web()?;
+    interop()?;
     api_schema_fuzz(soak)?;
     sui_vectors()?;
     contracts()?;

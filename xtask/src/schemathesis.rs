@@ -1,6 +1,7 @@
 //! The API fuzzed from its OpenAPI document with schemathesis, from a locked venv.
 
 use super::*;
+use crate::venv::locked_venv;
 
 /// What `triad <args>` prints, trimmed; its standard error when it fails.
 pub(crate) fn triad_output(bin: &Path, args: &[&str]) -> Result<String, String> {
@@ -24,41 +25,15 @@ pub(crate) fn triad_output(bin: &Path, args: &[&str]) -> Result<String, String> 
 pub(crate) const SCHEMATHESIS: &str = "4.32.5";
 pub(crate) const SCHEMATHESIS_LOCK: &str = include_str!("../locks/schemathesis.txt");
 
-/// Installs the locked schemathesis in `<target>/schemathesis-venv` unless that venv was made
-/// from this very lock (its copy of the lock says so); its `st`.
+/// The locked schemathesis, in `<target>/schemathesis-venv`; its `st`.
 pub(crate) fn ensure_schemathesis() -> Result<PathBuf, String> {
-    let venv = target_dir()?.join("schemathesis-venv");
-    let st = venv.join("bin").join("st");
-    let stamp = venv.join("triad-lock.txt");
-    if std::fs::read_to_string(&stamp).is_ok_and(|s| s == SCHEMATHESIS_LOCK) && st.is_file() {
-        return Ok(st);
-    }
-    // A venv from another lock (or an unlocked install) is made anew, never patched.
-    let _ = std::fs::remove_dir_all(&venv);
-    let venv_text = venv.to_string_lossy();
-    step(
-        "make a venv for schemathesis",
-        "python3",
-        &["-m", "venv", &venv_text],
+    let venv = locked_venv(
+        "schemathesis-venv",
+        &format!("schemathesis {SCHEMATHESIS}"),
+        "schemathesis.txt",
+        SCHEMATHESIS_LOCK,
     )?;
-    let lock = root().join("xtask/locks/schemathesis.txt");
-    let pip = venv.join("bin").join("pip");
-    step(
-        &format!("install schemathesis {SCHEMATHESIS} from its lock"),
-        &pip.to_string_lossy(),
-        &[
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "--no-deps",
-            "--require-hashes",
-            "--only-binary=:all:",
-            "-r",
-            &lock.to_string_lossy(),
-        ],
-    )?;
-    std::fs::write(&stamp, SCHEMATHESIS_LOCK).map_err(|e| format!("{}: {e}", stamp.display()))?;
-    Ok(st)
+    Ok(venv.join("bin").join("st"))
 }
 
 /// What a failed schemathesis run was, read from its output: a finding in Triad (a failed
