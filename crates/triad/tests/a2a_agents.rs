@@ -222,6 +222,8 @@ async fn fake_card(State(state): State<FakeState>) -> Json<Value> {
         "defaultInputModes": ["application/json"],
         "defaultOutputModes": ["application/json"],
         "skills": [],
+        "securitySchemes": {"token": {"httpAuthSecurityScheme": {"scheme": "bearer"}}},
+        "securityRequirements": [{"schemes": {"token": {"list": []}}}],
     }))
 }
 
@@ -342,7 +344,7 @@ async fn caught(cheat: Cheat, version: &str) -> (String, Fake) {
     let (status, out, err) = play(
         dir.path(),
         &fake.url,
-        &["--role", "X", "--games", "3"],
+        &["--role", "X", "--games", "3", "--a2a-token", "t"],
         &format!("{cheat:?}"),
     )
     .await;
@@ -366,13 +368,26 @@ async fn caught(cheat: Cheat, version: &str) -> (String, Fake) {
 async fn an_honest_fake_agent_is_played_to_the_end_in_the_sdks_wire_form() {
     let dir = tempfile::tempdir().unwrap();
     let fake = Fake::start(Cheat::None, &["0.3", "1.0"]).await;
-    let (status, out, err) = play(dir.path(), &fake.url, &["--role", "X"], "honest").await;
+    let (status, out, err) = play(
+        dir.path(),
+        &fake.url,
+        &["--role", "X", "--a2a-token", "fake-token"],
+        "honest",
+    )
+    .await;
     assert!(status.success(), "{out}\n{err}");
     // X (perfect) beats an agent that plays the first empty cell.
     assert_all(&out, &err, 1, "1.0", "won");
     let requests = fake.requests.lock().unwrap();
     let (headers, first) = &requests[0];
     assert_eq!(headers["a2a-version"], "1.0");
+    // Its card asks for a bearer token: the one given.
+    assert!(
+        requests
+            .iter()
+            .all(|(h, _)| h["authorization"] == "Bearer fake-token")
+    );
+    assert_eq!(first["params"]["configuration"], json!({}));
     assert_eq!(first["method"], "SendMessage");
     let message = &first["params"]["message"];
     assert_eq!(message["role"], "ROLE_USER");

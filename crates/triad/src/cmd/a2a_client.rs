@@ -8,7 +8,8 @@
 //!
 //! - **1.0**: JSON-RPC `SendMessage` with the `A2A-Version: 1.0` header; the message is the
 //!   protobuf `Message` in its JSON mapping (`messageId`, `contextId`, `taskId`,
-//!   `role: "ROLE_USER"`, parts `{"data": …}`), and the result is `{"message": …}` or
+//!   `role: "ROLE_USER"`, parts `{"data": …}`) beside an empty `configuration` (a blocking
+//!   send, the default), and the result is `{"message": …}` or
 //!   `{"task": …}` (task states `TASK_STATE_*`). Numbers inside a data part travel as
 //!   protobuf doubles (`1.0`); whole ones are read back as integers.
 //! - **0.3**: JSON-RPC `message/send` with `A2A-Version: 0.3`; the message has `kind:
@@ -567,11 +568,16 @@ impl Peer {
             Version::V1_0 => "SendMessage",
             Version::V0_3 => "message/send",
         };
+        let mut params = json!({"message": body});
+        if self.version == Version::V1_0 {
+            // The SDKs send the (empty) configuration: wait for the answer, as is the default.
+            params["configuration"] = json!({});
+        }
         json!({
             "jsonrpc": "2.0",
             "id": format!("{}-rpc-{}", self.tag, self.sent),
             "method": method,
-            "params": {"message": body},
+            "params": params,
         })
     }
 
