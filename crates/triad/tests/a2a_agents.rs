@@ -157,6 +157,10 @@ enum Cheat {
     FalseWin,
     /// Its move carries a board with an extra mark.
     WrongBoard,
+    /// It answers moves with nothing.
+    Silent,
+    /// It refuses every move with a JSON-RPC error.
+    Refuses,
 }
 
 /// A fake A2A agent (tic-tac-toe, always O), speaking 1.0 the way the official SDKs write it
@@ -243,6 +247,11 @@ async fn fake_rpc(
         .push((headers, request.clone()));
     let v1 = request["method"] == "SendMessage";
     let data = &request["params"]["message"]["parts"][0]["data"];
+    if state.cheat == Cheat::Refuses && data["action"] == "move" {
+        return Json(json!({"jsonrpc": "2.0", "id": request["id"], "error": {
+            "code": -32602, "message": "that cell is already taken; choose an empty cell",
+            "data": {"code": 3, "error": "cell_occupied", "message": "that cell is already taken"}}}));
+    }
     let mut board = state.board.lock().unwrap();
     let parts: Vec<Value> = match (data["action"].as_str(), state.cheat) {
         (Some("propose"), _) => vec![action("accept", json!({"seq": 0, "role": "O"}))],
@@ -253,7 +262,7 @@ async fn fake_rpc(
             let free = board.iter().position(|c| c.is_empty());
             match free {
                 // X won or filled the board: X declares, nothing to answer.
-                _ if x_won(&board) => vec![],
+                _ if x_won(&board) || cheat == Cheat::Silent => vec![],
                 None => vec![],
                 Some(free) => {
                     let cell = if cheat == Cheat::OccupiedCell {
@@ -422,4 +431,34 @@ async fn a_fake_agent_whose_board_disagrees_is_caught() {
     assert!(err.contains("state conflict: the board sent"), "{err}");
     let requests = fake.requests.lock().unwrap();
     assert_eq!(requests[0].1["method"], "SendMessage");
+}
+
+#[tokio::test]
+async fn an_agent_that_does_not_answer_with_a_move_or_refuses_one_ends_the_run_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    for (cheat, expected) in [
+        (
+            Cheat::Silent,
+            "Fake agent answered without its move; this agent expects each answer to carry \
+             the other agent's next action",
+        ),
+        (Cheat::Refuses, "Fake agent refused my move {\"seq\":1,"),
+    ] {
+        let fake = Fake::start(cheat, &["0.3"]).await;
+        let (status, out, err) = play(
+            dir.path(),
+            &fake.url,
+            &["--role", "X", "--a2a-token", "t"],
+            &format!("{cheat:?}"),
+        )
+        .await;
+        assert!(!status.success(), "{out}\n{err}");
+        assert!(err.contains(expected), "{err}");
+        if cheat == Cheat::Refuses {
+            assert!(
+                err.contains("JSON-RPC error -32602: that cell is already taken; choose an empty cell (cell_occupied, 3)"),
+                "{err}"
+            );
+        }
+    }
 }

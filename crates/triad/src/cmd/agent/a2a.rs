@@ -14,11 +14,11 @@
 use anyhow::{Context, anyhow, bail};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
-use triad_protocol::{App, Ending, Game, Message, Outcome, Side, Step};
+use triad_protocol::{App, Ending, Game, Message, Side, Step};
 use triad_rules::Player;
 use triad_solver::Strength;
 
-use super::{Outcome as Tally, RoleArg, Tally as Count, role_of_game};
+use super::{Outcome, RoleArg, Tally, role_of_game};
 use crate::cmd::a2a_client::{Outgoing, Peer, Reply};
 
 /// What to play.
@@ -45,8 +45,6 @@ struct Round<'a> {
     context: Option<String>,
     task: Option<String>,
     metadata: Option<Value>,
-    /// Whether the other agent declared the result it ended the game with.
-    declared_by_peer: bool,
     /// The text parts of the last answer, for errors.
     last_text: Vec<String>,
 }
@@ -119,13 +117,14 @@ impl Round<'_> {
                     None,
                 ));
             }
+            // A win or a draw must be the board's, even when this agent declared it first
+            // (the game then ignores a second declaration).
             if let Message::Result(r) = &message
-                && r.outcome != Outcome::Abort
+                && r.outcome != triad_protocol::Outcome::Abort
             {
                 triad_protocol::check_result(app, self.game.position(), r).map_err(|e| {
                     Breach(format!("it declared {}, a false result: {e}", said()), None)
                 })?;
-                self.declared_by_peer |= !self.game.is_settled();
             }
             let steps = self
                 .game
@@ -151,13 +150,24 @@ impl Round<'_> {
     }
 }
 
-/// Plays one game: the ending and how many moves it took.
+/// A game played to its end.
+struct Played {
+    ending: Ending,
+    /// The marks on the board.
+    moves: u8,
+    /// Whether the other agent made the last move and left the result undeclared.
+    undeclared: bool,
+    /// The conversation's `contextId`, as the other agent named it.
+    context: Option<String>,
+}
+
+/// Plays one game, claiming `role`.
 async fn play_one(
     peer: &mut Peer,
     plan: &Plan,
     role: Player,
     rng: &mut ChaCha8Rng,
-) -> anyhow::Result<(Ending, u8, bool, Option<String>)> {
+) -> anyhow::Result<Played> {
     let (game, propose) = Game::propose(plan.app, role, None);
     let mut round = Round {
         peer,
@@ -166,7 +176,6 @@ async fn play_one(
         context: None,
         task: None,
         metadata: plan.level.map(|level| json!({"level": level})),
-        declared_by_peer: false,
         last_text: Vec::new(),
     };
     round.say(&propose).await?;
@@ -203,10 +212,12 @@ async fn play_one(
         .ending()
         .cloned()
         .expect("the loop ends on an ending");
-    let undeclared = matches!(ending, Ending::Win { .. } | Ending::Draw)
-        && !round.game.is_settled()
-        && !round.declared_by_peer;
-    Ok((ending, round.game.seq(), undeclared, round.context))
+    Ok(Played {
+        undeclared: !round.game.is_settled(),
+        moves: round.game.seq(),
+        context: round.context,
+        ending,
+    })
 }
 
 /// The text the other agent said with its last answer, if any: `; it said "…"`.
@@ -224,10 +235,10 @@ fn said_text(round: &Round<'_>) -> String {
 /// The first game the other agent broke the protocol in, refused a legal action in, or could
 /// not be reached for.
 pub(super) async fn run(mut peer: Peer, plan: Plan, mut rng: ChaCha8Rng) -> anyhow::Result<()> {
-    let mut tally = Count::default();
+    let mut tally = Tally::default();
     for number in 1..=plan.games {
         let role = role_of_game(plan.role, number);
-        let (ending, moves, undeclared, context) = play_one(&mut peer, &plan, role, &mut rng)
+        let played = play_one(&mut peer, &plan, role, &mut rng)
             .await
             .with_context(|| {
                 format!(
@@ -236,34 +247,36 @@ pub(super) async fn run(mut peer: Peer, plan: Plan, mut rng: ChaCha8Rng) -> anyh
                     plan.app.role_name(role)
                 )
             })?;
-        let outcome = match &ending {
-            Ending::Win { winner } if *winner == role => Tally::Won,
-            Ending::Win { .. } => Tally::Lost,
-            Ending::Draw => Tally::Drew,
-            Ending::Aborted { .. } => Tally::Aborted,
+        let outcome = match &played.ending {
+            Ending::Win { winner } if *winner == role => Outcome::Won,
+            Ending::Win { .. } => Outcome::Lost,
+            Ending::Draw => Outcome::Drew,
+            Ending::Aborted { .. } => Outcome::Aborted,
         };
-        let by = match &ending {
+        let by = match &played.ending {
             Ending::Aborted { by: Side::Me, .. } => " by me",
             Ending::Aborted {
                 by: Side::Opponent, ..
             } => " by the opponent",
             _ => "",
         };
-        let note = if undeclared {
+        let note = if played.undeclared {
             "; the opponent did not declare it"
         } else {
             ""
         };
         println!(
-            "game {number}: {} over A2A {} as {} vs {} ({}): {} ({}{by} after {moves} moves{note}); context {}",
+            "game {number}: {} over A2A {} as {} vs {} ({}): {} ({}{by} after {} moves{note}); \
+             context {}",
             plan.app,
             peer.version,
             plan.app.role_name(role),
             peer.name,
             peer.endpoint,
             tally.count(outcome),
-            ending.describe(plan.app),
-            context.as_deref().unwrap_or("none"),
+            played.ending.describe(plan.app),
+            played.moves,
+            played.context.as_deref().unwrap_or("none"),
         );
     }
     eprintln!(
