@@ -47,7 +47,7 @@ pub(crate) struct AgentArgs {
     /// Propose games to this agent (its address) instead of waiting for proposals.
     #[arg(long, value_name = "ADDRESS")]
     challenge: Option<String>,
-    /// Stop after this many games [default: 1 with --challenge, else never].
+    /// Stop after this many games [default: 1 with --challenge or --a2a, else never].
     #[arg(long, value_name = "N")]
     games: Option<u32>,
     /// The role to claim when proposing: X (first), O (second), or alternate, game by game.
