@@ -240,12 +240,12 @@ fn keys(map: &Map<String, Value>) -> Vec<String> {
     map.keys().cloned().collect()
 }
 
-/// The card's URL and the agent's base URL for an address the user gave: a card's URL (a
-/// path ending in `.json`) or the agent's base URL.
+/// The card's URL for an address the user gave: a card's URL (a path ending in `.json`) or
+/// the agent's base URL.
 ///
 /// # Errors
 /// When it is not an `http(s)` URL.
-pub(crate) fn card_url(address: &str) -> anyhow::Result<(Url, Url)> {
+pub(crate) fn card_url(address: &str) -> anyhow::Result<Url> {
     let url = Url::parse(address.trim()).with_context(|| {
         format!("--a2a {address}: not a URL (give the agent's card URL or base URL)")
     })?;
@@ -254,18 +254,34 @@ pub(crate) fn card_url(address: &str) -> anyhow::Result<(Url, Url)> {
     }
     let path = url.path().trim_end_matches('/').to_owned();
     if path.ends_with(".json") {
-        let base_path = path.strip_suffix(CARD_PATH).unwrap_or("");
-        let mut base = url.clone();
-        base.set_path(base_path);
-        base.set_query(None);
-        Ok((url, base))
+        Ok(url)
     } else {
-        let mut card = url.clone();
+        let mut card = url;
         card.set_path(&format!("{path}{CARD_PATH}"));
-        let mut base = url;
-        base.set_path(&path);
-        Ok((card, base))
+        Ok(card)
     }
+}
+
+/// Where Triad's login is for an A2A endpoint: the endpoint's URL without its last segment
+/// (`https://host/prefix/a2a` → `https://host/prefix`). The token is sent only to the
+/// endpoint, so it is asked of the same server, whatever URL the card was read from.
+///
+/// # Errors
+/// When the endpoint is not an `http(s)` URL.
+pub(crate) fn login_base(endpoint: &str) -> anyhow::Result<String> {
+    let mut url = Url::parse(endpoint)
+        .with_context(|| format!("the card's A2A URL {endpoint:?} is not a URL"))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        bail!("the card's A2A URL {endpoint} is not http:// or https://");
+    }
+    let path = url.path().trim_end_matches('/');
+    let parent = path
+        .rsplit_once('/')
+        .map_or("", |(parent, _)| parent)
+        .to_owned();
+    url.set_path(&parent);
+    url.set_query(None);
+    Ok(url.as_str().trim_end_matches('/').to_owned())
 }
 
 /// A refusal from the other agent: a JSON-RPC error, with Triad's `{code, error}` when its
@@ -443,7 +459,8 @@ pub(crate) struct Outgoing<'a> {
 pub(crate) enum Login {
     /// A token given on the command line, used as it is.
     Token(String),
-    /// Triad's login (challenge, signature) at the agent's base URL with this key.
+    /// Triad's login (challenge, signature) with this key, at the server of the A2A
+    /// endpoint ([`login_base`]).
     Key(KeyFile),
 }
 
@@ -478,7 +495,7 @@ impl Peer {
         key: impl FnOnce() -> anyhow::Result<KeyFile>,
         tag: String,
     ) -> anyhow::Result<Peer> {
-        let (card_url, base) = card_url(address)?;
+        let card_url = card_url(address)?;
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(5))
             .timeout(Duration::from_secs(60))
@@ -513,9 +530,9 @@ impl Peer {
         let mut peer = Peer {
             http,
             name: card.name,
-            endpoint: interface.url,
             version,
-            base: base.as_str().trim_end_matches('/').to_owned(),
+            base: login_base(&interface.url)?,
+            endpoint: interface.url,
             login,
             token: None,
             tag,
@@ -715,14 +732,24 @@ mod tests {
 
     #[test]
     fn a_card_or_base_url_is_accepted() {
-        let (card, base) = card_url("http://h:8/").unwrap();
+        let card = card_url("http://h:8/").unwrap();
         assert_eq!(card.as_str(), "http://h:8/.well-known/agent-card.json");
-        assert_eq!(base.as_str(), "http://h:8/");
-        let (card, base) = card_url("https://h/x/.well-known/agent-card.json").unwrap();
+        let card = card_url("https://h/x").unwrap();
         assert_eq!(card.as_str(), "https://h/x/.well-known/agent-card.json");
-        assert_eq!(base.as_str(), "https://h/x");
+        let card = card_url("https://h/x/.well-known/agent-card.json").unwrap();
+        assert_eq!(card.as_str(), "https://h/x/.well-known/agent-card.json");
         assert!(card_url("ftp://h").is_err());
         assert!(card_url("not a url").is_err());
+    }
+
+    #[test]
+    fn the_login_is_asked_of_the_endpoints_server() {
+        assert_eq!(login_base("http://h:8/a2a").unwrap(), "http://h:8");
+        assert_eq!(
+            login_base("https://h/prefix/a2a/").unwrap(),
+            "https://h/prefix"
+        );
+        assert!(login_base("file:///a2a").is_err());
     }
 
     #[test]

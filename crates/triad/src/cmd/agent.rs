@@ -71,7 +71,7 @@ pub(crate) struct AgentArgs {
     #[arg(long, value_enum, value_name = "VERSION", requires = "a2a")]
     a2a_version: Option<Version>,
     /// With --a2a: the bearer token to send when the agent's card asks for one [default:
-    /// Triad's login with the key file, at the agent's base URL].
+    /// Triad's login with the key file, at the server of the card's A2A URL].
     #[arg(long, value_name = "TOKEN", requires = "a2a")]
     a2a_token: Option<String>,
     /// With --a2a: the strength to ask of the other agent (the message's `metadata.level`,
