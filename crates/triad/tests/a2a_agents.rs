@@ -161,6 +161,8 @@ enum Cheat {
     Silent,
     /// It refuses every move with a JSON-RPC error.
     Refuses,
+    /// It declines every proposal (an honest abort, not a cheat).
+    Declines,
 }
 
 /// A fake A2A agent (tic-tac-toe, always O), speaking 1.0 the way the official SDKs write it
@@ -254,6 +256,10 @@ async fn fake_rpc(
     }
     let mut board = state.board.lock().unwrap();
     let parts: Vec<Value> = match (data["action"].as_str(), state.cheat) {
+        (Some("propose"), Cheat::Declines) => vec![action(
+            "result",
+            json!({"outcome": "abort", "reason": "busy"}),
+        )],
         (Some("propose"), _) => vec![action("accept", json!({"seq": 0, "role": "O"}))],
         (Some("move"), cheat) => {
             let payload = &data["payload"];
@@ -461,4 +467,27 @@ async fn an_agent_that_does_not_answer_with_a_move_or_refuses_one_ends_the_run_c
             );
         }
     }
+}
+
+#[tokio::test]
+async fn a_declined_proposal_is_an_aborted_game_not_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = Fake::start(Cheat::Declines, &["1.0"]).await;
+    let (status, out, err) = play(
+        dir.path(),
+        &fake.url,
+        &["--games", "2", "--a2a-token", "t"],
+        "declines",
+    )
+    .await;
+    assert!(status.success(), "{out}\n{err}");
+    assert_all(&out, &err, 2, "1.0", "aborted");
+    assert!(
+        games(&out)[0].contains(": aborted (abort (busy) by the opponent after 0 moves)"),
+        "{out}"
+    );
+    assert!(
+        err.contains("played 2: 0 won, 0 lost, 0 drawn, 2 aborted"),
+        "{err}"
+    );
 }
