@@ -68,41 +68,66 @@ fn actions(app: App, message: &Value) -> Vec<Message> {
         .collect()
 }
 
-/// The first `n` events of an SSE answer (fewer if it ends), each event's data parsed.
+/// An SSE answer being read.
+struct Events {
+    content_type: String,
+    stream: axum::body::BodyDataStream,
+    text: String,
+}
+
+impl Events {
+    /// Sends `body` and starts reading its answer.
+    async fn open(server: &Server, user: &User, body: &Value) -> Events {
+        let request = Request::post("/a2a")
+            .header(header::AUTHORIZATION, format!("Bearer {}", user.token))
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::ACCEPT, "text/event-stream")
+            .body(Body::from(body.to_string()))
+            .unwrap();
+        let response = server.app.clone().oneshot(request).await.unwrap();
+        let content_type = response.headers()[header::CONTENT_TYPE]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        Events {
+            content_type,
+            stream: response.into_body().into_data_stream(),
+            text: String::new(),
+        }
+    }
+
+    /// The next event's data, parsed; `None` once the stream has ended.
+    async fn next(&mut self) -> Option<Value> {
+        loop {
+            if let Some(end) = self.text.find("\n\n") {
+                let block: String = self.text.drain(..end + 2).collect();
+                let data: Vec<&str> = block
+                    .lines()
+                    .filter_map(|l| l.strip_prefix("data:"))
+                    .map(str::trim_start)
+                    .collect();
+                if !data.is_empty() {
+                    return Some(serde_json::from_str(&data.join("\n")).unwrap());
+                }
+                continue;
+            }
+            let chunk = self.stream.next().await?.unwrap();
+            self.text.push_str(std::str::from_utf8(&chunk).unwrap());
+        }
+    }
+}
+
+/// The first `n` events of an SSE answer (fewer if it ends), and its content type.
 async fn events(server: &Server, user: &User, body: &Value, n: usize) -> (String, Vec<Value>) {
-    let request = Request::post("/a2a")
-        .header(header::AUTHORIZATION, format!("Bearer {}", user.token))
-        .header(header::CONTENT_TYPE, "application/json")
-        .header(header::ACCEPT, "text/event-stream")
-        .body(Body::from(body.to_string()))
-        .unwrap();
-    let response = server.app.clone().oneshot(request).await.unwrap();
-    let content_type = response.headers()[header::CONTENT_TYPE]
-        .to_str()
-        .unwrap()
-        .to_owned();
-    let mut stream = response.into_body().into_data_stream();
-    let mut text = String::new();
+    let mut events = Events::open(server, user, body).await;
     let mut out = Vec::new();
     while out.len() < n {
-        if let Some(end) = text.find("\n\n") {
-            let block: String = text.drain(..end + 2).collect();
-            let data: Vec<&str> = block
-                .lines()
-                .filter_map(|l| l.strip_prefix("data:"))
-                .map(str::trim_start)
-                .collect();
-            if !data.is_empty() {
-                out.push(serde_json::from_str(&data.join("\n")).unwrap());
-            }
-            continue;
-        }
-        match stream.next().await {
-            Some(chunk) => text.push_str(std::str::from_utf8(&chunk.unwrap()).unwrap()),
+        match events.next().await {
+            Some(e) => out.push(e),
             None => break,
         }
     }
-    (content_type, out)
+    (events.content_type, out)
 }
 
 /// Plays a whole game of tic-tac-toe as O against the computer over `SendMessage`, with
@@ -251,7 +276,7 @@ async fn send_message_plays_a_whole_game_and_get_task_reads_it() {
 }
 
 #[tokio::test]
-async fn send_streaming_message_streams_the_task_then_its_status() {
+async fn send_streaming_message_streams_the_task_then_its_status_and_so_does_0_3() {
     let server = Server::start().await;
     let alice = server.user().await;
     let propose = json!({"appId":"sos","action":"propose","payload":{"seq":0,"role":"second"}});
@@ -275,6 +300,22 @@ async fn send_streaming_message_streams_the_task_then_its_status() {
         matches!(answer[..], [Message::Accept(_), Message::Move(_)]),
         "{answer:?}"
     );
+    // 0.3's message/stream: one event, the agent message message/send would answer.
+    let cancel = request(10, "CancelTask", json!({"id": task["id"]}));
+    rpc(&server, &alice, &cancel).await.expect(200);
+    let propose = json!({"appId":"tic-tac-toe","action":"propose","payload":{"seq":0,"role":"O"}});
+    let legacy = json!({"jsonrpc": "2.0", "id": 11, "method": "message/stream", "params": {"message": {
+        "kind": "message", "role": "user", "messageId": "m-2",
+        "parts": [{"kind": "data", "data": propose}],
+    }}});
+    let (content_type, got) = events(&server, &alice, &legacy, usize::MAX).await;
+    assert!(
+        content_type.starts_with("text/event-stream"),
+        "{content_type}"
+    );
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0]["result"]["kind"], "message");
+    assert_eq!(got[0]["result"]["parts"][0]["data"]["action"], "accept");
     // A refusal comes as a plain JSON-RPC error, not a stream.
     let r = rpc(
         &server,
@@ -305,46 +346,41 @@ async fn subscribe_to_task_hears_the_moves_and_the_end() {
         .unwrap()
         .to_owned();
     let subscribe = request(2, "SubscribeToTask", json!({"id": id}));
-    let following = {
-        let server = &server;
-        let alice = &alice;
-        async move { events(server, alice, &subscribe, usize::MAX).await }
-    };
-    let playing = async {
-        // Let the subscription start, then move and call the game off.
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-        let mv = json!({"appId":"tic-tac-toe","action":"move","payload":{"seq":1,"replyTo":0,"position":4,"mark":"X","board":["","","","","X","","","",""]}});
-        let r = rpc(
-            &server,
-            &alice,
-            &request(3, "SendMessage", message(mv, Some(&id), None)),
-        )
-        .await;
-        assert_eq!(
-            r.expect(200)["result"]["task"]["status"]["state"],
-            "TASK_STATE_INPUT_REQUIRED"
-        );
-        let r = rpc(
-            &server,
-            &alice,
-            &request(4, "CancelTask", json!({"id": id})),
-        )
-        .await;
-        assert_eq!(
-            r.expect(200)["result"]["status"]["state"],
-            "TASK_STATE_CANCELED"
-        );
-    };
-    let ((_, got), ()) = tokio::join!(following, playing);
-    assert_eq!(got[0]["result"]["task"]["id"], id.as_str());
+    let mut following = Events::open(&server, &alice, &subscribe).await;
+    assert!(following.content_type.starts_with("text/event-stream"));
+    let first = following.next().await.unwrap();
+    assert_eq!(first["result"]["task"]["id"], id.as_str());
     assert_eq!(
-        got[0]["result"]["task"]["status"]["state"],
+        first["result"]["task"]["status"]["state"],
         "TASK_STATE_INPUT_REQUIRED"
     );
-    let updates: Vec<&Value> = got[1..]
-        .iter()
-        .map(|e| &e["result"]["statusUpdate"])
-        .collect();
+    // A move, then the game called off.
+    let mv = json!({"appId":"tic-tac-toe","action":"move","payload":{"seq":1,"replyTo":0,"position":4,"mark":"X","board":["","","","","X","","","",""]}});
+    let r = rpc(
+        &server,
+        &alice,
+        &request(3, "SendMessage", message(mv, Some(&id), None)),
+    )
+    .await;
+    assert_eq!(
+        r.expect(200)["result"]["task"]["status"]["state"],
+        "TASK_STATE_INPUT_REQUIRED"
+    );
+    let r = rpc(
+        &server,
+        &alice,
+        &request(4, "CancelTask", json!({"id": id})),
+    )
+    .await;
+    assert_eq!(
+        r.expect(200)["result"]["status"]["state"],
+        "TASK_STATE_CANCELED"
+    );
+    let mut got = Vec::new();
+    while let Some(e) = following.next().await {
+        got.push(e);
+    }
+    let updates: Vec<&Value> = got.iter().map(|e| &e["result"]["statusUpdate"]).collect();
     let heard: Vec<Message> = updates
         .iter()
         .flat_map(|u| actions(App::TicTacToe, &u["status"]["message"]))

@@ -11,7 +11,7 @@
 //! - `POST /a2a`: JSON-RPC 2.0 ([`jsonrpc`]: notifications, batches, errors), with
 //!   `Authorization: Bearer <Triad login token>`. The method names the version: 1.0's are
 //!   `SendMessage`, `SendStreamingMessage`, `GetTask`, `CancelTask`, `SubscribeToTask`;
-//!   0.3's is `message/send`. An `A2A-Version` header other than 1.0 or 0.3 (major.minor)
+//!   0.3's are `message/send` and `message/stream`. An `A2A-Version` header other than 1.0 or 0.3 (major.minor)
 //!   is refused with -32009. A body over `--max-body-bytes` is a JSON-RPC error -32600 (HTTP
 //!   200, id null).
 //!
@@ -68,6 +68,9 @@
 //! [{"kind": "data", "data": {appId, action, payload}}, …], "contextId"?, "metadata"?}` →
 //! an agent message `{"kind": "message", "role": "agent", "messageId", "contextId",
 //! "parts": [{"kind": "data", "data": …}, …]}`: the computer's app actions.
+//! `message/stream` takes the same params and answers `text/event-stream` with one event,
+//! that same agent message (a refusal: a plain JSON-RPC error). 0.3's task methods
+//! (`tasks/get`, `tasks/cancel`, `tasks/resubscribe`) are not offered: -32601.
 //!
 //! # Errors
 //!
@@ -111,9 +114,6 @@ use self::jsonrpc::{
 use super::{ApiState, Authed, ClientIp, error::ApiError};
 use crate::bounds::Share;
 
-/// The A2A protocol version of the card's 0.3 fields.
-pub const A2A_VERSION: &str = card::V03_CARD;
-
 /// The agent card of Triad's computer player.
 #[utoipa::path(get, path = "/.well-known/agent-card.json", tag = "agents",
     responses((status = 200, body = Object, description = "An A2A agent card (1.0, with the 0.3 fields)")))]
@@ -130,11 +130,12 @@ enum Method {
     CancelTask,
     SubscribeToTask,
     MessageSend03,
+    MessageStream03,
 }
 
 impl Method {
     fn version(self) -> Version {
-        if self == Method::MessageSend03 {
+        if matches!(self, Method::MessageSend03 | Method::MessageStream03) {
             Version::V03
         } else {
             Version::V1
@@ -142,7 +143,10 @@ impl Method {
     }
 
     fn streams(self) -> bool {
-        matches!(self, Method::SendStreamingMessage | Method::SubscribeToTask)
+        matches!(
+            self,
+            Method::SendStreamingMessage | Method::SubscribeToTask | Method::MessageStream03
+        )
     }
 }
 
@@ -157,6 +161,7 @@ fn method(name: &str) -> Result<Method, (RpcError, Version)> {
         "CancelTask" => Ok(Method::CancelTask),
         "SubscribeToTask" => Ok(Method::SubscribeToTask),
         "message/send" => Ok(Method::MessageSend03),
+        "message/stream" => Ok(Method::MessageStream03),
         "ListTasks" => unsupported(
             UNSUPPORTED_OPERATION,
             "not supported; GetTask reads a game's task by its id (triad-task-<match id>)",
@@ -176,7 +181,7 @@ fn method(name: &str) -> Result<Method, (RpcError, Version)> {
             RpcError::new(
                 METHOD_NOT_FOUND,
                 format!(
-                    "method not found: {name}; this agent takes SendMessage, SendStreamingMessage, GetTask, CancelTask and SubscribeToTask (A2A 1.0), and message/send (A2A 0.3)"
+                    "method not found: {name}; this agent takes SendMessage, SendStreamingMessage, GetTask, CancelTask and SubscribeToTask (A2A 1.0), and message/send and message/stream (A2A 0.3)"
                 ),
             ),
             Version::V03,
@@ -214,7 +219,8 @@ fn login(authed: &Result<Authed, ApiError>) -> Result<Address, RpcError> {
 enum Outcome {
     /// A JSON-RPC result.
     Result(Value),
-    /// `SendStreamingMessage`'s events, and the stream slot they hold.
+    /// The events of `SendStreamingMessage` or `message/stream`, and the stream slot they
+    /// hold.
     Events(Vec<Value>, Share),
     /// `SubscribeToTask`'s game to follow, for whom, and the stream slot it holds.
     Follow(MatchId, Address, Share),
@@ -269,6 +275,11 @@ async fn call(
                 .map_err(at)?;
             Outcome::Events(events, share)
         }
+        Method::MessageStream03 => {
+            let share = take_stream(state, client).map_err(at)?;
+            let answer = v03::message_send(state, me, params).await.map_err(at)?;
+            Outcome::Events(vec![answer], share)
+        }
         Method::SubscribeToTask => {
             let share = take_stream(state, client).map_err(at)?;
             let id = v1::subscribe_check(state, me, params).await.map_err(at)?;
@@ -282,17 +293,17 @@ fn event(id: &Value, result: Value) -> Event {
     Event::default().data(jsonrpc::reply(id, Ok(result)).to_string())
 }
 
-/// The SSE response of a stream's outcome; `None` for a plain result.
-fn stream_response(state: &ApiState, id: Value, outcome: Outcome) -> Result<Response, Value> {
+/// The HTTP answer to a request's outcome: a JSON reply, or an SSE stream.
+fn respond(state: &ApiState, id: Value, outcome: Outcome) -> Response {
     match outcome {
-        Outcome::Result(result) => Err(result),
+        Outcome::Result(result) => json_reply(jsonrpc::reply(&id, Ok(result))),
         Outcome::Events(events, share) => {
             let events = stream::iter(events).map(move |e| {
                 // The slot is held until the stream is done.
                 let _held = &share;
                 Ok::<_, Infallible>(event(&id, e))
             });
-            Ok(Sse::new(events).into_response())
+            Sse::new(events).into_response()
         }
         Outcome::Follow(game, me, share) => {
             let (tx, rx) = mpsc::channel(16);
@@ -304,9 +315,9 @@ fn stream_response(state: &ApiState, id: Value, outcome: Outcome) -> Result<Resp
             let events = stream::unfold(rx, |mut rx| async move {
                 rx.recv().await.map(|e| (Ok::<_, Infallible>(e), rx))
             });
-            Ok(Sse::new(events)
+            Sse::new(events)
                 .keep_alive(KeepAlive::default())
-                .into_response())
+                .into_response()
         }
     }
 }
@@ -317,8 +328,9 @@ fn json_reply(body: Value) -> Response {
 }
 
 /// A2A JSON-RPC: 1.0's `SendMessage`, `SendStreamingMessage`, `GetTask`, `CancelTask`,
-/// `SubscribeToTask` and 0.3's `message/send`, one request or a batch.
-#[utoipa::path(post, path = "/a2a", tag = "agents", request_body(content = Object, description = "A JSON-RPC 2.0 request (or a batch): A2A 1.0 SendMessage, SendStreamingMessage, GetTask, CancelTask, SubscribeToTask; A2A 0.3 message/send"),
+/// `SubscribeToTask` and 0.3's `message/send` and `message/stream`, one request or a
+/// batch.
+#[utoipa::path(post, path = "/a2a", tag = "agents", request_body(content = Object, description = "A JSON-RPC 2.0 request (or a batch): A2A 1.0 SendMessage, SendStreamingMessage, GetTask, CancelTask, SubscribeToTask; A2A 0.3 message/send, message/stream"),
     responses((status = 200, body = Object, description = "A JSON-RPC 2.0 response (a task, an agent message, or an error), or an SSE stream of them"),
         (status = 204, description = "Notifications only: no reply")),
     security(("bearer" = [])))]
@@ -416,10 +428,7 @@ pub async fn rpc(
                 return StatusCode::NO_CONTENT.into_response();
             }
             match call(&state, client, &checks, &request, false).await {
-                Ok(outcome) => match stream_response(&state, id.clone(), outcome) {
-                    Ok(stream) => stream,
-                    Err(result) => json_reply(jsonrpc::reply(&id, Ok(result))),
-                },
+                Ok(outcome) => respond(&state, id, outcome),
                 Err((e, v)) => {
                     let unauthenticated = e.code == UNAUTHENTICATED;
                     // An HTTP 401 carries Triad's error body as its `data`, whatever the
