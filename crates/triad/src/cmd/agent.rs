@@ -757,7 +757,12 @@ async fn play_a2a(
     strength: Strength,
     seed: u64,
 ) -> anyhow::Result<()> {
-    let tag = format!("triad-agent-{:08x}", seed as u32 ^ (seed >> 32) as u32);
+    // Message ids must not repeat between runs, even with the same --seed.
+    let mut bytes = [0u8; 8];
+    SysRng
+        .try_fill_bytes(&mut bytes)
+        .context("no randomness for the message ids")?;
+    let tag = format!("triad-agent-{:016x}", u64::from_le_bytes(bytes));
     let connection = args.connection.clone();
     let peer = Peer::connect(
         address,
