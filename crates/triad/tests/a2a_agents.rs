@@ -163,6 +163,8 @@ enum Cheat {
     Refuses,
     /// It declines every proposal (an honest abort, not a cheat).
     Declines,
+    /// It answers with 2 MiB.
+    Floods,
 }
 
 /// A fake A2A agent (tic-tac-toe, always O), speaking 1.0 the way the official SDKs write it
@@ -249,6 +251,11 @@ async fn fake_rpc(
         .push((headers, request.clone()));
     let v1 = request["method"] == "SendMessage";
     let data = &request["params"]["message"]["parts"][0]["data"];
+    if state.cheat == Cheat::Floods {
+        let text = "x".repeat(2 << 20);
+        return Json(json!({"jsonrpc": "2.0", "id": request["id"], "result": {
+            "kind": "message", "role": "agent", "messageId": "f", "parts": [{"kind": "text", "text": text}]}}));
+    }
     if state.cheat == Cheat::Refuses && data["action"] == "move" {
         return Json(json!({"jsonrpc": "2.0", "id": request["id"], "error": {
             "code": -32602, "message": "that cell is already taken; choose an empty cell",
@@ -440,7 +447,7 @@ async fn a_fake_agent_whose_board_disagrees_is_caught() {
 }
 
 #[tokio::test]
-async fn an_agent_that_does_not_answer_with_a_move_or_refuses_one_ends_the_run_clearly() {
+async fn an_agent_that_does_not_answer_with_a_move_refuses_one_or_floods_ends_the_run_clearly() {
     let dir = tempfile::tempdir().unwrap();
     for (cheat, expected) in [
         (
@@ -449,6 +456,11 @@ async fn an_agent_that_does_not_answer_with_a_move_or_refuses_one_ends_the_run_c
              the other agent's next action",
         ),
         (Cheat::Refuses, "Fake agent refused my move {\"seq\":1,"),
+        (
+            Cheat::Floods,
+            "no answer from Fake agent to my propose {\"seq\":0,\"role\":\"X\"}: the answer of \
+             Fake agent is over 1048576 bytes",
+        ),
     ] {
         let fake = Fake::start(cheat, &["0.3"]).await;
         let (status, out, err) = play(

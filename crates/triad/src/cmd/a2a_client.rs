@@ -32,6 +32,26 @@ use super::keys::log_in;
 /// Where agents publish their card, under their base URL.
 pub(crate) const CARD_PATH: &str = "/.well-known/agent-card.json";
 
+/// The most bytes read of a card or an answer: a game's answer is a few hundred, and another
+/// agent may not make this one read without end.
+const MAX_BODY_BYTES: usize = 1 << 20;
+
+/// The body of a response, at most [`MAX_BODY_BYTES`].
+async fn body(mut response: reqwest::Response, what: &str) -> anyhow::Result<Vec<u8>> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .with_context(|| format!("cannot read {what}"))?
+    {
+        if body.len() + chunk.len() > MAX_BODY_BYTES {
+            bail!("{what} is over {MAX_BODY_BYTES} bytes");
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
 /// The A2A versions this client speaks.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
 pub(crate) enum Version {
@@ -511,10 +531,9 @@ impl Peer {
                 response.status().as_u16()
             );
         }
-        let card: Value = response
-            .json()
-            .await
-            .with_context(|| format!("the agent card at {card_url} is not JSON"))?;
+        let what = format!("the agent card at {card_url}");
+        let card: Value = serde_json::from_slice(&body(response, &what).await?)
+            .with_context(|| format!("{what} is not JSON"))?;
         let card = Card::parse(&card).with_context(|| format!("the agent card at {card_url}"))?;
         let (interface, version) = card.choose(forced)?;
         let login = match (card.needs_bearer, token) {
@@ -627,16 +646,20 @@ impl Peer {
                 self.log_in().await?;
                 continue;
             }
-            let text = response.text().await.unwrap_or_default();
-            let Ok(body) = serde_json::from_str::<Value>(&text) else {
+            let what = format!("the answer of {}", self.name);
+            let bytes = body(response, &what).await?;
+            let Ok(answer) = serde_json::from_slice::<Value>(&bytes) else {
                 bail!(
                     "{} answered HTTP {} with no JSON-RPC response: {}",
                     self.name,
                     status.as_u16(),
-                    text.chars().take(300).collect::<String>()
+                    String::from_utf8_lossy(&bytes)
+                        .chars()
+                        .take(300)
+                        .collect::<String>()
                 );
             };
-            return self.answer(&request, &body);
+            return self.answer(&request, &answer);
         }
         unreachable!("the loop returns")
     }

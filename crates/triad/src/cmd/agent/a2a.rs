@@ -19,7 +19,7 @@ use triad_rules::Player;
 use triad_solver::Strength;
 
 use super::{Outcome, RoleArg, Tally, role_of_game};
-use crate::cmd::a2a_client::{Outgoing, Peer, Reply};
+use crate::cmd::a2a_client::{Outgoing, Peer, Refused, Reply};
 
 /// What to play.
 #[derive(Debug)]
@@ -58,13 +58,13 @@ impl Round<'_> {
             task_id: self.task.as_deref(),
             metadata: self.metadata.clone(),
         };
-        let reply = self.peer.send(&outgoing).await.with_context(|| {
-            format!(
-                "{} refused my {} {}",
-                self.peer.name,
-                message.action(),
-                message.payload_json(self.app)
-            )
+        let reply = self.peer.send(&outgoing).await.map_err(|e| {
+            let mine = format!("my {} {}", message.action(), message.payload_json(self.app));
+            if e.downcast_ref::<Refused>().is_some() {
+                e.context(format!("{} refused {mine}", self.peer.name))
+            } else {
+                e.context(format!("no answer from {} to {mine}", self.peer.name))
+            }
         })?;
         self.last_text.clone_from(&reply.text);
         if let Some(context) = &reply.context_id {
