@@ -646,3 +646,32 @@ async fn the_python_sdks_requests_are_accepted() {
 async fn the_javascript_sdks_requests_are_accepted() {
     replay(JS_SDK).await;
 }
+
+#[tokio::test]
+async fn a_subscription_ends_with_its_login() {
+    let server = Server::start().await;
+    let alice = server.user().await;
+    let propose = json!({"appId":"tic-tac-toe","action":"propose","payload":{"seq":0,"role":"X"}});
+    let r = rpc(
+        &server,
+        &alice,
+        &request(1, "SendMessage", message(propose, None, None)),
+    )
+    .await;
+    let id = r.expect(200)["result"]["task"]["id"].clone();
+    let mut following = Events::open(
+        &server,
+        &alice,
+        &request(2, "SubscribeToTask", json!({"id": id})),
+    )
+    .await;
+    assert_eq!(following.next().await.unwrap()["result"]["task"]["id"], id);
+    server
+        .post("/api/auth/logout")
+        .auth(&alice)
+        .send()
+        .await
+        .expect(204);
+    let end = tokio::time::timeout(std::time::Duration::from_secs(10), following.next()).await;
+    assert_eq!(end.expect("the stream ends at once"), None);
+}

@@ -2,7 +2,8 @@
 // resolves the agent card, picks the 1.0 JSON-RPC interface, and plays a whole game of
 // tic-tac-toe against the computer (SendMessage), reads the task (GetTask), then plays a
 // game of SOS streamed (SendStreamingMessage) and calls it off (CancelTask); a refused
-// move comes back with Triad's stable code.
+// move comes back with Triad's stable code. Its 0.3-compatibility transport (legacyCompat)
+// plays a game through the card's 0.3 interface with `message/send`.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -11,13 +12,18 @@ import { Role, TaskState } from '@a2a-js/sdk';
 import {
   ClientFactory,
   ClientFactoryOptions,
+  DefaultAgentCardResolver,
   JsonRpcTransportFactory,
 } from '@a2a-js/sdk/client';
 
 import { startServer } from '../harness.mjs';
 
-/** A client acting as `token`; `sent` collects the JSON-RPC methods and A2A-Version headers. */
-async function clientFor(url, token, sent) {
+/**
+ * A client acting as `token`; `sent` collects the JSON-RPC methods and A2A-Version headers.
+ * With `legacy`, the SDK's 0.3-compatibility transport, given the card's 0.3 interface
+ * alone (of two interfaces at one URL, the SDK takes the 1.0 one).
+ */
+async function clientFor(url, token, sent, legacy = false) {
   const fetchImpl = (input, init = {}) => {
     const headers = new Headers(init.headers);
     headers.set('Authorization', `Bearer ${token}`);
@@ -26,10 +32,18 @@ async function clientFor(url, token, sent) {
     }
     return fetch(input, { ...init, headers });
   };
+  const legacyCompat = { enabled: legacy };
   const options = ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-    transports: [new JsonRpcTransportFactory({ fetchImpl })],
+    transports: [new JsonRpcTransportFactory({ fetchImpl, legacyCompat })],
   });
-  return new ClientFactory(options).createFromUrl(url);
+  const factory = new ClientFactory(options);
+  if (!legacy) {
+    return factory.createFromUrl(url);
+  }
+  const card = await new DefaultAgentCardResolver({ legacyCompat }).resolve(url);
+  const interfaces = card.supportedInterfaces.filter((i) => i.protocolVersion === '0.3');
+  assert.equal(interfaces.length, 1, 'the card offers a 0.3 interface');
+  return factory.createFromAgentCard({ ...card, supportedInterfaces: interfaces });
 }
 
 function message(app, action, payload, task) {
@@ -138,6 +152,34 @@ test('a whole game of tic-tac-toe, then SOS streamed and canceled', async () => 
     const methods = new Set(sent.map(([m]) => m));
     assert.deepEqual([...methods].sort(), ['CancelTask', 'GetTask', 'SendMessage', 'SendStreamingMessage']);
     assert.deepEqual([...new Set(sent.map(([, v]) => v))], ['1.0']);
+  } finally {
+    await server.stop();
+  }
+});
+
+test('a whole game of tic-tac-toe through the 0.3-compatibility transport', async () => {
+  const server = await startServer();
+  try {
+    const bob = await server.newPlayer();
+    const sent = [];
+    const client = await clientFor(server.url, bob.token, sent, true);
+    const me = player('tic-tac-toe', 'X');
+    let reply = await client.sendMessage(message('tic-tac-toe', 'propose', { seq: 0, role: 'X' }));
+    // A 0.3 answer: the agent's message itself.
+    const answer = reply.payload?.$case === 'message' ? reply.payload.value : reply;
+    assert.equal(answer.role, Role.ROLE_AGENT);
+    assert.match(answer.contextId, /^triad-match-\d+$/);
+    assert.deepEqual(actions(answer.parts), [['accept', { seq: 0, role: 'O' }]]);
+    const context = { id: '', contextId: answer.contextId };
+    while (!me.result) {
+      reply = await client.sendMessage(message('tic-tac-toe', 'move', me.move(), context));
+      const m = reply.payload?.$case === 'message' ? reply.payload.value : reply;
+      assert.equal(m.contextId, answer.contextId);
+      me.hear(actions(m.parts));
+    }
+    assert.notEqual(me.result.winner, 'X');
+    assert.deepEqual([...new Set(sent.map(([m]) => m))], ['message/send']);
+    assert.deepEqual([...new Set(sent.map(([, v]) => v))], ['0.3']);
   } finally {
     await server.stop();
   }

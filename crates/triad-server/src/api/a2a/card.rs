@@ -1,12 +1,16 @@
 //! The agent card, for A2A 1.0 clients and for 0.3 clients at once.
 //!
 //! 1.0 clients read `supportedInterfaces`: JSON-RPC at `/a2a` in protocol version 1.0, and
-//! the same URL in 0.3 (the official SDKs pick the 1.0 entry; their 0.3-compatibility
-//! transports pick the 0.3 one). A card with `supportedInterfaces` is read as a 1.0 card by
-//! both SDKs, which ignore the 0.3 fields. 0.3 clients read the 0.3 fields the card keeps:
+//! at the same URL in 0.3. A card with a non-empty `supportedInterfaces` is read as a 1.0
+//! card by both official SDKs, which then ignore the 0.3 fields. Of two JSON-RPC entries
+//! they take the one whose version is 1.0 (a2a-sdk 1.3.0's `ClientFactory`, @a2a-js/sdk
+//! 1.3.0's `ClientFactory`); each uses its 0.3-compatibility transport (`message/send`)
+//! when the entry it took says 0.3: a2a-sdk when that is the only JSON-RPC entry, @a2a-js
+//! with `legacyCompat` enabled. 0.3 clients read the 0.3 fields the card keeps:
 //! `protocolVersion`, `url`, `preferredTransport` and `security`. The bearer scheme is
 //! written in both forms at once: 0.3's `{"type": "http", "scheme": "bearer"}` and 1.0's
-//! `{"httpAuthSecurityScheme": {…}}` (each reader ignores the other's fields).
+//! `{"httpAuthSecurityScheme": {…}}` (each reader ignores the other's fields; a2a-sdk's
+//! reader turns the first into the second).
 
 use serde_json::{Value, json};
 use triad_protocol::App;

@@ -11,9 +11,9 @@
 //! - `POST /a2a`: JSON-RPC 2.0 ([`jsonrpc`]: notifications, batches, errors), with
 //!   `Authorization: Bearer <Triad login token>`. The method names the version: 1.0's are
 //!   `SendMessage`, `SendStreamingMessage`, `GetTask`, `CancelTask`, `SubscribeToTask`;
-//!   0.3's are `message/send` and `message/stream`. An `A2A-Version` header other than 1.0 or 0.3 (major.minor)
-//!   is refused with -32009. A body over `--max-body-bytes` is a JSON-RPC error -32600 (HTTP
-//!   200, id null).
+//!   0.3's are `message/send` and `message/stream`. An `A2A-Version` header other than 1.0
+//!   or 0.3 (major.minor; none is fine) is refused with -32009. A body over
+//!   `--max-body-bytes` is a JSON-RPC error -32600 (HTTP 200, id null).
 //!
 //! # The game
 //!
@@ -26,14 +26,15 @@
 //! (`"seq": 0.0`), as the SDKs' `google.protobuf.Value` sends them.
 //!
 //! A game has the `contextId` `triad-match-<match id>` and (1.0) the task id
-//! `triad-task-<match id>`; a message names its game by either (`taskId` wins; both must
-//! agree), else it is about my game in play.
+//! `triad-task-<match id>`; a message names its game by either (when it gives both, they
+//! must name the same game), else it is about my game in play.
 //!
 //! # 1.0 (protobuf JSON, as the official SDKs send and read it)
 //!
 //! Request: `params.message` = `{"messageId", "role": "ROLE_USER", "parts": [{"data":
-//! {appId, action, payload}}, …], "contextId"?, "taskId"?, "metadata"?: {"level"}}`; text
-//! parts are ignored.
+//! {appId, action, payload}}, …], "contextId"?, "taskId"?, "metadata"?: {"level"}}` (the
+//! level may also come as `params.metadata.level`); the first data part is read, text parts
+//! are ignored. `params.configuration` is ignored: every answer is complete when it comes.
 //!
 //! - `SendMessage` → `{"task": Task}`.
 //! - `SendStreamingMessage` → `text/event-stream`; each event's data is a JSON-RPC response
@@ -49,8 +50,8 @@
 //! - `SubscribeToTask {"id"}` → `text/event-stream`: first `{"task": Task}` as it is, then a
 //!   `{"statusUpdate": …}` each time the match changes (my move: `TASK_STATE_WORKING`; the
 //!   computer's: `TASK_STATE_INPUT_REQUIRED` with its move; the end: `TASK_STATE_COMPLETED`
-//!   or `TASK_STATE_CANCELED` with the result), until the game is over. A game over
-//!   already: -32004. At most `--max-a2a-streams-per-ip` streams at once per IP address.
+//!   or `TASK_STATE_CANCELED` with the result), until the game is over (or the login the
+//!   subscription came with ends: then it just stops). A game over already: -32004. At most `--max-a2a-streams-per-ip` streams at once per IP address.
 //!
 //! Task = `{"id", "contextId", "status": {"state", "message"?}, "artifacts": [record],
 //! "metadata": {"appId", "matchId"}}`. The state follows the match:
@@ -293,8 +294,9 @@ fn event(id: &Value, result: Value) -> Event {
     Event::default().data(jsonrpc::reply(id, Ok(result)).to_string())
 }
 
-/// The HTTP answer to a request's outcome: a JSON reply, or an SSE stream.
-fn respond(state: &ApiState, id: Value, outcome: Outcome) -> Response {
+/// The HTTP answer to a request's outcome: a JSON reply, or an SSE stream. `token` is the
+/// login the request came with: a subscription ends with it.
+fn respond(state: &ApiState, token: Option<&str>, id: Value, outcome: Outcome) -> Response {
     match outcome {
         Outcome::Result(result) => json_reply(jsonrpc::reply(&id, Ok(result))),
         Outcome::Events(events, share) => {
@@ -308,9 +310,10 @@ fn respond(state: &ApiState, id: Value, outcome: Outcome) -> Response {
         Outcome::Follow(game, me, share) => {
             let (tx, rx) = mpsc::channel(16);
             let state = state.clone();
+            let token = token.unwrap_or_default().to_owned();
             tokio::spawn(async move {
                 let _held = share;
-                v1::follow(state, me, game, tx, move |r| event(&id, r)).await;
+                v1::follow(state, &token, me, game, tx, move |r| event(&id, r)).await;
             });
             let events = stream::unfold(rx, |mut rx| async move {
                 rx.recv().await.map(|e| (Ok::<_, Infallible>(e), rx))
@@ -428,7 +431,7 @@ pub async fn rpc(
                 return StatusCode::NO_CONTENT.into_response();
             }
             match call(&state, client, &checks, &request, false).await {
-                Ok(outcome) => respond(&state, id, outcome),
+                Ok(outcome) => respond(&state, super::bearer(&headers), id, outcome),
                 Err((e, v)) => {
                     let unauthenticated = e.code == UNAUTHENTICATED;
                     // An HTTP 401 carries Triad's error body as its `data`, whatever the

@@ -177,10 +177,12 @@ pub async fn subscribe_check(
 const RECHECK: Duration = Duration::from_secs(15);
 
 /// Follows a game for `SubscribeToTask`: sends the task as it is, then a status update each
-/// time the match changes (the human's move, the computer's, the end), until it is over or
-/// the client goes. `reply` wraps each result in its JSON-RPC response.
+/// time the match changes (the human's move, the computer's, the end), until it is over,
+/// the client goes, or the login `token` ends (a logout, or its expiry). `reply` wraps each
+/// result in its JSON-RPC response.
 pub async fn follow(
     state: ApiState,
+    token: &str,
     me: Address,
     id: MatchId,
     tx: mpsc::Sender<Event>,
@@ -188,6 +190,14 @@ pub async fn follow(
 ) {
     let mut hub = state.hub.register(64);
     state.hub.subscribe(hub.id, &format!("match:{}", id.0));
+    match state.sessions.authenticate(token).await {
+        Ok((_, hash, expires)) => state.hub.set_session(hub.id, &hash, expires),
+        Err(_) => {
+            // Logged out since the request was checked.
+            state.hub.unregister(hub.id);
+            return;
+        }
+    }
     // Registered first: no change between this read and the first frame is missed.
     let Ok(mut seen) = game::computer_match(&state, me, Some(id)).await else {
         state.hub.unregister(hub.id);
@@ -206,6 +216,7 @@ pub async fn follow(
             frame = hub.frames.recv() => frame.is_some(),
             () = tokio::time::sleep(RECHECK) => true,
             () = hub.kicked.notified() => false,
+            () = hub.session_ended.notified() => false,
             () = hub.shutdown.notified() => false,
             () = tx.closed() => false,
         };
