@@ -35,6 +35,17 @@ impl Connection {
             None => KeyFile::default_path().context("cannot find where the key is kept"),
         }
     }
+
+    /// Loads the key.
+    pub(crate) fn load_key(&self) -> anyhow::Result<KeyFile> {
+        let key_path = self.key_path()?;
+        KeyFile::load(&key_path).with_context(|| {
+            format!(
+                "cannot read {} (make one with triad keygen)",
+                key_path.display()
+            )
+        })
+    }
 }
 
 /// A refusal by the server: its stable code and name, and what to do.
@@ -125,12 +136,7 @@ impl Client {
     /// Loads the key and logs in.
     pub(crate) async fn connect(connection: &Connection) -> anyhow::Result<Client> {
         let key_path = connection.key_path()?;
-        let key = KeyFile::load(&key_path).with_context(|| {
-            format!(
-                "cannot read {} (make one with triad keygen)",
-                key_path.display()
-            )
-        })?;
+        let key = connection.load_key()?;
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(5))
             .timeout(Duration::from_secs(60))
