@@ -46,6 +46,10 @@ test('every main screen fits a 320 px window', async () => {
     await page.locator(ready).first().waitFor();
     await page.evaluate(() => document.fonts.ready);
     await screenshot(page, `narrow-320-${name}`);
+    if (path.startsWith('/?') || path === '/') {
+      await page.locator('.settings').scrollIntoViewIfNeeded();
+      await screenshot(page, `narrow-320-${name}-settings`);
+    }
     const width = await page.evaluate(() => document.documentElement.scrollWidth);
     assert.ok(width <= NARROW.width, `${path} is ${width} px wide at ${NARROW.width} px`);
     assert.equal(await overflow(page), 0, path);
@@ -66,6 +70,11 @@ test('a stake the balance does not cover: one message in coins, the button waits
   assert.equal(text, 'Not enough: this needs 1.00 and your balance is 0.00. Lower the amount or get a deposit first.');
   assert.doesNotMatch(text, /1000000/);
   assert.ok(await send.isDisabled(), 'the button waits while the balance is short');
+  for (const [name, size] of [['320', NARROW], ['390', { width: 390, height: 844 }], ['1280', { width: 1280, height: 800 }]]) {
+    await page.setViewportSize(size);
+    await summary.scrollIntoViewIfNeeded();
+    await screenshot(page, `stake-short-${name}`);
+  }
   // The quick match form says it the same way.
   await page.locator('#queue-stake').fill('0.5');
   assert.ok(await page.getByRole('button', { name: 'Find an opponent' }).isDisabled());

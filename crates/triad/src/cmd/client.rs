@@ -125,12 +125,7 @@ impl Client {
     /// Loads the key and logs in.
     pub(crate) async fn connect(connection: &Connection) -> anyhow::Result<Client> {
         let key_path = connection.key_path()?;
-        let key = KeyFile::load(&key_path).with_context(|| {
-            format!(
-                "cannot read {} (make one with triad keygen)",
-                key_path.display()
-            )
-        })?;
+        let key = super::keys::load_key(&key_path)?;
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(5))
             .timeout(Duration::from_secs(60))
