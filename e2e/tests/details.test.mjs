@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 
-import { COIN, launchBrowser, newPage, openLoggedIn, screenshot, startServer } from '../lib/harness.mjs';
+import { COIN, launchBrowser, makeKey, newPage, openLoggedIn, screenshot, startServer } from '../lib/harness.mjs';
 
 const NARROW = { width: 320, height: 640 };
 
@@ -33,6 +33,11 @@ test('every main screen fits a 320 px window', async () => {
   await page.goto('/wallet');
   await page.locator('.balance-chip').waitFor({ timeout: 15_000 });
   const address = await page.locator('#header-address').getAttribute('data-address');
+  // A match to watch: another player against the computer, one move in.
+  const other = makeKey();
+  const token = await server.login(other);
+  const { match } = await server.request('POST', '/api/computer', { game: 'tic-tac-toe', level: 'perfect', side: 'first' }, token);
+  await server.request('POST', `/api/matches/${match.id}/moves`, { seq: 1, cell: 4, mark: 'X' }, token);
   for (const [name, path, ready] of [
     ['play', '/', '.board-canvas'],
     ['play-sos-2-players', '/?game=sos&player=human', '.board-canvas'],
@@ -40,6 +45,7 @@ test('every main screen fits a 320 px window', async () => {
     ['leaderboard', '/leaderboard', '.page-title'],
     ['player', `/player/${address}`, '.page-title'],
     ['wallet', '/wallet', '#wallet-balance'],
+    ['match', `/match/${match.id}`, '.board-canvas'],
     ['not-found', '/nonexistent', '.not-found'],
   ]) {
     await page.goto(path);
