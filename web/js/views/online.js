@@ -52,7 +52,7 @@ export function mount(root, ctx) {
   // The quick match form.
   const queueStake = stakeInput('queue-stake', queueForm.stake, (v) => {
     queueForm.stake = v;
-    renderDynamic();
+    renderForms();
   });
   const queueButton = h('button', { class: 'btn btn-primary btn-block', type: 'submit', text: 'Find an opponent' });
   const queueCard = h(
@@ -92,7 +92,7 @@ export function mount(root, ctx) {
   });
   const challengeStake = stakeInput('challenge-stake', challengeForm.stake, (v) => {
     challengeForm.stake = v;
-    renderDynamic();
+    renderForms();
   });
   const challengeButton = h('button', { class: 'btn btn-primary btn-block', type: 'submit', text: 'Send challenge' });
   const challengeCard = h(
@@ -231,9 +231,13 @@ export function mount(root, ctx) {
     return !session.me || BigInt(session.me.balance) >= stake;
   }
 
-  function renderSummaries() {
+  /** The stakes' summaries, and the buttons, which wait while a stake cannot be sent. */
+  function renderForms() {
     summary(queueForm.stake, queueSummary);
     summary(challengeForm.stake, challengeSummary);
+    const blocked = busy || session.status !== 'online' || !session.me || !!session.me.active_match;
+    queueButton.disabled = blocked || !sendable(queueForm.stake);
+    challengeButton.disabled = blocked || !sendable(challengeForm.stake);
   }
 
   /** @param {HTMLElement} box @param {string | null} message */
@@ -359,10 +363,8 @@ export function mount(root, ctx) {
     const me = session.me;
     const active = me?.active_match ?? null;
     renderAccount();
-    renderSummaries();
+    renderForms();
 
-    queueButton.disabled = busy || !online || !!active || !sendable(queueForm.stake);
-    challengeButton.disabled = busy || !online || !!active || !sendable(challengeForm.stake);
     queueButton.textContent = busy ? 'Working…' : 'Find an opponent';
 
     // My active match or wait.
