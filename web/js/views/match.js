@@ -176,8 +176,9 @@ export function mount(root, ctx) {
   const stopTopic = realtime.subscribe(`match:${id}`, 0, {
     onEvent,
     onSynced: ({ missed }) => {
-      // The first sync loads the match; a later one refetches only what was missed.
-      if (missed || (!view && !loadError && !refetching)) refetch();
+      // The first sync loads the match (a later one retries a load that failed, unless
+      // the match does not exist), then refetches only what was missed.
+      if (missed || (!view && !refetching)) refetch();
     },
   });
   const stopInbox = onInbox((event) => {
