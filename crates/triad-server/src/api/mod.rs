@@ -546,13 +546,14 @@ async fn security_headers(request: Request, next: Next) -> Response {
 /// Gives axum's own refusals the API's error shape: a path or query parameter that does not
 /// parse and a WebSocket upgrade without its headers come as plain text, a method the path
 /// does not take (405) with an empty body. The status (and an `Allow` header) are kept.
+/// The web app's own "not found" page (HTML, for a browser's navigation; `web.rs`) is
+/// left as it is.
 async fn json_errors(request: Request, next: Next) -> Response {
     let response = next.run(request).await;
-    let is_json = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
-    if !response.status().is_client_error() || is_json {
+    let kind = response.headers().get(header::CONTENT_TYPE);
+    let is_json = kind.is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    let is_page = kind.is_some_and(|v| v.as_bytes().starts_with(b"text/html"));
+    if !response.status().is_client_error() || is_json || is_page {
         return response;
     }
     let (parts, body) = response.into_parts();

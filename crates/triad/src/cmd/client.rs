@@ -36,15 +36,9 @@ impl Connection {
         }
     }
 
-    /// Loads the key.
+    /// Loads the key (offering, at a terminal, to make a key file others can read private).
     pub(crate) fn load_key(&self) -> anyhow::Result<KeyFile> {
-        let key_path = self.key_path()?;
-        KeyFile::load(&key_path).with_context(|| {
-            format!(
-                "cannot read {} (make one with triad keygen)",
-                key_path.display()
-            )
-        })
+        super::keys::load_key(&self.key_path()?)
     }
 }
 
