@@ -57,12 +57,7 @@ pub(crate) fn load_key(path: &Path) -> anyhow::Result<KeyFile> {
             make_private(path)?;
             KeyFile::load(path).with_context(|| format!("cannot read {}", path.display()))
         }
-        loaded => loaded.with_context(|| {
-            format!(
-                "cannot read {} (make one with triad keygen)",
-                path.display()
-            )
-        }),
+        loaded => loaded.with_context(|| format!("cannot read {}", path.display())),
     }
 }
 
