@@ -177,14 +177,15 @@ test('API errors are shown in plain words, never as JSON', async () => {
   const text = await error.innerText();
   assert.ok(!/[{}"]/.test(text), `plain words: ${text}`);
   assert.match(text, /^[A-Z].*\.$/);
-  // A stake beyond the balance.
+  // A stake beyond the balance: said before anything is sent, in coins, and the button
+  // waits (details.test.mjs has the server's refusal).
   await page.locator('#challenge-opponent').fill(`0x${'ab'.repeat(32)}`);
   await page.locator('#challenge-stake').fill('5');
-  await page.getByRole('button', { name: 'Send challenge' }).click();
-  await page.waitForFunction((before) => document.querySelector('form[aria-labelledby="challenge-title"] .inline-error')?.textContent !== before, text);
-  const funds = await error.innerText();
-  assert.ok(!/[{}"]/.test(funds), `plain words: ${funds}`);
-  assert.match(funds, /balance|afford|enough|funds/i);
+  const summary = page.locator('form[aria-labelledby="challenge-title"] .stake-summary');
+  await summary.filter({ hasText: 'Not enough' }).waitFor();
+  assert.match(await summary.innerText(), /^Not enough: this needs 5\.00 and your balance is 0\.00\. /);
+  assert.ok(await page.getByRole('button', { name: 'Send challenge' }).isDisabled());
+  await page.locator('#challenge-stake').fill('0');
   // Not an address at all: said before anything is sent.
   await page.locator('#challenge-opponent').fill('bob');
   await page.getByRole('button', { name: 'Send challenge' }).click();

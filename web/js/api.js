@@ -28,6 +28,12 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * The engine's refusal of a stake, a transfer or a withdrawal the balance does not cover.
+ * Its message counts minor units; the page says it in coins itself (`notEnoughText`).
+ */
+export const INSUFFICIENT_BALANCE = 105;
+
 /** Codes after which logging in again helps: invalid or expired token. */
 const RELOGIN_CODES = new Set([202, 203]);
 

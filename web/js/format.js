@@ -49,6 +49,17 @@ export function formatAmount(minor, options = {}) {
 }
 
 /**
+ * What a balance short of an amount says, in coins: one sentence, the amount, the balance
+ * (when known) and what to do.
+ * @param {bigint} needed minor units
+ * @param {bigint | null} balance minor units
+ */
+export function notEnoughText(needed, balance) {
+  const have = balance === null ? '' : ` and your balance is ${formatAmount(balance)}`;
+  return `Not enough: this needs ${formatAmount(needed)}${have}. Lower the amount or get a deposit first.`;
+}
+
+/**
  * Parses coins typed by a person (`1`, `0.5`, `2.25`) into minor units. Refuses anything
  * else with a message that says what to type.
  * @param {string} text

@@ -146,6 +146,9 @@ settings! {
     /// An MCP session with no message for this long, in ms, is closed; its client opens a
     /// new one [default: 300000].
     mcp_session_idle_ms: u64 = 300_000, env "TRIAD_MCP_SESSION_IDLE_MS";
+    /// Most A2A streams (`SendStreamingMessage`, `SubscribeToTask` on `/a2a`) open at once
+    /// from one IP address; the next is refused with `too_many_open` [default: 16].
+    max_a2a_streams_per_ip: usize = 16, env "TRIAD_MAX_A2A_STREAMS_PER_IP";
     /// Events per second one IP address may have replayed from the log by WebSocket
     /// catch-ups (`subscribe` with `since`), with twice as many in a burst; a catch-up
     /// over it is refused with `rate_limited` and `retry_after_s` [default: 5000].
@@ -335,9 +338,10 @@ impl Settings {
             || self.max_long_polls_per_ip == 0
             || self.max_mcp_sessions_per_ip == 0
             || self.mcp_session_idle_ms == 0
+            || self.max_a2a_streams_per_ip == 0
         {
             return Err(
-                "max_websockets, mcp_session_idle_ms and the per-IP connection, WebSocket, long-poll and MCP session caps must be more than zero"
+                "max_websockets, mcp_session_idle_ms and the per-IP connection, WebSocket, long-poll, MCP session and A2A stream caps must be more than zero"
                     .into(),
             );
         }

@@ -173,6 +173,11 @@ pub async fn start(mut settings: Settings) -> Result<Running, ServeError> {
             // Each holds a request in flight: the per-IP share bounds who holds them.
             settings.max_in_flight_requests,
         ),
+        a2a_streams: bounds::Shares::new(
+            "A2A streams",
+            settings.max_a2a_streams_per_ip,
+            settings.max_websockets,
+        ),
         settings: Arc::new(settings),
         sessions: Arc::new(sessions),
         metrics: prometheus(),

@@ -11,6 +11,9 @@
 //!   names), so revalidation is what keeps a page's modules from different versions;
 //! - a page of the app ([`PAGES`]: `/`, `/online`, `/match/7`, …) is `index.html`, whose
 //!   module script routes on the path;
+//! - any other path a browser asks for as a page (`GET` or `HEAD` with `Accept:
+//!   text/html`) is `index.html` with `404 Not Found`, so a mistyped link shows the app's
+//!   own "not found" screen, with its navigation, rather than JSON;
 //! - anything else is `not_found`, and a method other than GET or HEAD is
 //!   `method_not_allowed`.
 //!
@@ -100,6 +103,21 @@ fn content_type(mime: &str) -> String {
     }
 }
 
+/// Whether the request asks for a page: its `Accept` lists `text/html`, as a browser's
+/// navigation does (a script, a stylesheet or an API client asks for something else).
+fn wants_html(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|item| {
+            item.split(';')
+                .next()
+                .is_some_and(|kind| kind.trim().eq_ignore_ascii_case("text/html"))
+        })
+}
+
 /// Whether an `If-None-Match` header matches `etag` (a list, or `*`).
 fn matches_etag(headers: &HeaderMap, etag: &str) -> bool {
     headers
@@ -120,20 +138,28 @@ pub fn serve(method: &Method, uri: &Uri, headers: &HeaderMap) -> Result<Response
     if path == "/api" || path.starts_with("/api/") {
         return Err(NotServed::ApiPath);
     }
-    let page = is_page(path);
-    let file = if page {
-        Some(("index.html", Assets::get("index.html")))
+    let readable = method == Method::GET || method == Method::HEAD;
+    let (name, file, status) = if is_page(path) {
+        ("index.html", Assets::get("index.html"), StatusCode::OK)
     } else {
-        asset_name(path).map(|name| (name, Assets::get(name)))
+        match asset_name(path).and_then(|name| Some((name, Assets::get(name)?))) {
+            Some((name, file)) => (name, Some(file), StatusCode::OK),
+            None if readable && wants_html(headers) => (
+                "index.html",
+                Assets::get("index.html"),
+                StatusCode::NOT_FOUND,
+            ),
+            None => return Err(NotServed::NoSuchFile),
+        }
     };
-    let Some((name, Some(file))) = file else {
+    let Some(file) = file else {
         return Err(NotServed::NoSuchFile);
     };
-    if method != Method::GET && method != Method::HEAD {
+    if !readable {
         return Err(NotServed::MethodNotAllowed);
     }
     let etag = format!("\"{}\"", hex::encode(&file.metadata.sha256_hash()[..16]));
-    let mut response = if matches_etag(headers, &etag) {
+    let mut response = if status == StatusCode::OK && matches_etag(headers, &etag) {
         StatusCode::NOT_MODIFIED.into_response()
     } else {
         let body = if method == Method::HEAD {
@@ -142,6 +168,7 @@ pub fn serve(method: &Method, uri: &Uri, headers: &HeaderMap) -> Result<Response
             Body::from(file.data.into_owned())
         };
         let mut response = Response::new(body);
+        *response.status_mut() = status;
         if let Ok(v) = HeaderValue::from_str(&content_type(file.metadata.mimetype())) {
             response.headers_mut().insert(header::CONTENT_TYPE, v);
         }

@@ -108,6 +108,60 @@ async fn anything_else_is_the_apis_not_found_or_method_not_allowed() {
 }
 
 #[tokio::test]
+async fn a_browser_asking_for_a_missing_page_gets_the_apps_not_found_page() {
+    let server = Server::start().await;
+    let accept = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
+    for path in ["/nonexistent", "/player/", "/match/7/extra", "/js/missing"] {
+        let r = server.get(path).header("accept", accept).send().await;
+        assert_eq!(r.status.as_u16(), 404, "{path}");
+        assert_eq!(
+            r.headers["content-type"], "text/html; charset=utf-8",
+            "{path}"
+        );
+        assert!(
+            r.text
+                .contains(r#"<script type="module" src="/js/main.js">"#),
+            "{path}"
+        );
+        assert!(r.headers.contains_key("content-security-policy"), "{path}");
+    }
+    let head = server
+        .call(Method::HEAD, "/nonexistent")
+        .header("accept", "text/html")
+        .send()
+        .await;
+    assert_eq!(head.status.as_u16(), 404);
+    assert!(head.text.is_empty());
+    // The API, other methods and other kinds of request keep their JSON answers.
+    for path in ["/api/nothing", "/api"] {
+        server
+            .get(path)
+            .header("accept", accept)
+            .send()
+            .await
+            .expect_error(404, 210, "not_found");
+    }
+    server
+        .get("/nonexistent")
+        .header("accept", "application/json")
+        .send()
+        .await
+        .expect_error(404, 210, "not_found");
+    server
+        .get("/js/missing.js")
+        .header("accept", "*/*")
+        .send()
+        .await
+        .expect_error(404, 210, "not_found");
+    server
+        .call(Method::POST, "/nonexistent")
+        .header("accept", accept)
+        .send()
+        .await
+        .expect_error(404, 210, "not_found");
+}
+
+#[tokio::test]
 async fn the_analysis_gives_every_moves_value_and_the_best_ones() {
     let server = Server::start().await;
     let r = server

@@ -340,3 +340,39 @@ fn a_reader_that_stops_early_is_no_error() {
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(output.stderr.is_empty(), "{}", stderr(&output));
 }
+
+#[cfg(unix)]
+#[test]
+fn a_key_file_others_can_read_is_refused_with_the_command_that_fixes_it() {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    let dir = tempfile::tempdir().unwrap();
+    let key_file = dir.path().join("triad-key.json");
+    let path = key_file.to_str().unwrap();
+    let made = triad(&["keygen", "--key-file", path], "");
+    assert!(made.status.success(), "{}", stderr(&made));
+    let address = stdout(&made).trim().to_owned();
+    // As a browser saves a download: readable by everyone.
+    std::fs::set_permissions(&key_file, std::fs::Permissions::from_mode(0o644)).unwrap();
+
+    // Not at a terminal (standard input is a pipe, even one that says yes): refused, with
+    // the exact command, and the file is left as it was.
+    let refused = triad(&["whoami", "--key-file", path], "y\n");
+    assert!(!refused.status.success());
+    let message = stderr(&refused);
+    assert!(message.contains(&format!("chmod 600 {path}")), "{message}");
+    assert!(message.contains("mode 644"), "{message}");
+    assert!(
+        !message.contains("[y/N]"),
+        "no question without a terminal: {message}"
+    );
+    assert!(stdout(&refused).is_empty());
+    let mode = std::fs::metadata(&key_file).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o644, "the mode is the owner's to change");
+
+    // Once fixed as it says, the key is read.
+    std::fs::set_permissions(&key_file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let fixed = triad(&["whoami", "--key-file", path], "");
+    assert!(fixed.status.success(), "{}", stderr(&fixed));
+    assert_eq!(stdout(&fixed).trim(), address);
+}

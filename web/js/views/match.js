@@ -15,7 +15,7 @@
  * @module
  */
 
-import { api } from '../api.js';
+import { api, ApiError } from '../api.js';
 import { BoardView } from '../board.js';
 import { every, serverNow } from '../clock.js';
 import { announce, h, ICONS, icon, replace, toast } from '../dom.js';
@@ -64,7 +64,10 @@ export function mount(root, ctx) {
   const actions = h('div', { class: 'match-actions' });
   const side = h('aside', { class: 'panel card' });
   const stage = h('div', { class: 'stage' }, status, banner, h('div', { class: 'board-host' }, boardView.element), picker, actions);
-  replace(root, h('section', { class: 'view view-match' }, h('div', { class: 'play-layout' }, stage, side)));
+  const layout = h('div', { class: 'play-layout' }, stage, side);
+  /** Shown instead of the board when the match cannot be loaded. */
+  const failed = h('div', { class: 'card not-found', hidden: true });
+  replace(root, h('section', { class: 'view view-match' }, layout, failed));
 
   /** My seat: 0 first, 1 second, or null (watching). */
   const mySeat = () => {
@@ -102,11 +105,14 @@ export function mount(root, ctx) {
   let refetchTimer = 0;
   let refetching = false;
   let refetchAgain = false;
+  /** The server says there is no such match: nothing more to fetch or follow. */
+  let gone = false;
   function refetchSoon() {
     window.clearTimeout(refetchTimer);
     refetchTimer = window.setTimeout(refetch, 30);
   }
   async function refetch() {
+    if (gone) return;
     if (refetching) {
       refetchAgain = true;
       return;
@@ -117,6 +123,10 @@ export function mount(root, ctx) {
       loadError = null;
     } catch (e) {
       if (!view) loadError = e instanceof Error ? e.message : String(e);
+      if (!view && e instanceof ApiError && e.status === 404) {
+        gone = true;
+        stopTopic();
+      }
     } finally {
       refetching = false;
     }
@@ -166,7 +176,9 @@ export function mount(root, ctx) {
   const stopTopic = realtime.subscribe(`match:${id}`, 0, {
     onEvent,
     onSynced: ({ missed }) => {
-      if (missed || !view) refetch();
+      // The first sync loads the match (a later one retries a load that failed, unless
+      // the match does not exist), then refetches only what was missed.
+      if (missed || (!view && !refetching)) refetch();
     },
   });
   const stopInbox = onInbox((event) => {
@@ -269,9 +281,21 @@ export function mount(root, ctx) {
   }
 
   function render() {
+    layout.hidden = !view && !!loadError;
+    failed.hidden = !layout.hidden;
+    if (!view && loadError) {
+      // One error, in place of the board: an empty board would say there is a match.
+      replace(
+        failed,
+        h('h1', { class: 'page-title', text: `Match #${id}` }),
+        h('p', { class: 'inline-error', role: 'alert', text: loadError }),
+        h('p', {}, h('a', { href: '/online', text: 'See the matches being played' }), ' or ', h('a', { href: '/', text: 'play a game' }), '.'),
+      );
+      return;
+    }
     if (!view) {
-      replace(status, h('span', { class: 'status-text' }, loadError ?? `Loading match #${id}…`));
-      replace(side, h('h1', { class: 'panel-title', text: `Match #${id}` }), loadError ? h('p', { class: 'inline-error', role: 'alert', text: loadError }) : h('p', { class: 'muted', text: 'Loading…' }));
+      replace(status, h('span', { class: 'status-text' }, `Loading match #${id}…`));
+      replace(side, h('h1', { class: 'panel-title', text: `Match #${id}` }), h('p', { class: 'muted', text: 'Loading…' }));
       return;
     }
     const mine = mySeat();

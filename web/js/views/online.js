@@ -9,10 +9,10 @@
  * @module
  */
 
-import { api } from '../api.js';
+import { api, ApiError, INSUFFICIENT_BALANCE } from '../api.js';
 import { every, serverNow } from '../clock.js';
 import { announce, h, ICONS, icon, replace, segmented, toast } from '../dom.js';
-import { formatAmount, formatCountdown, gameName, isAddress, parseAmount, shortAddress } from '../format.js';
+import { formatAmount, formatCountdown, gameName, isAddress, notEnoughText, parseAmount, shortAddress } from '../format.js';
 import { realtime } from '../realtime.js';
 import { headSeq, login, myAddress, onInbox, onSession, refreshMe, session } from '../session.js';
 
@@ -52,7 +52,7 @@ export function mount(root, ctx) {
   // The quick match form.
   const queueStake = stakeInput('queue-stake', queueForm.stake, (v) => {
     queueForm.stake = v;
-    renderSummaries();
+    renderForms();
   });
   const queueButton = h('button', { class: 'btn btn-primary btn-block', type: 'submit', text: 'Find an opponent' });
   const queueCard = h(
@@ -92,7 +92,7 @@ export function mount(root, ctx) {
   });
   const challengeStake = stakeInput('challenge-stake', challengeForm.stake, (v) => {
     challengeForm.stake = v;
-    renderSummaries();
+    renderForms();
   });
   const challengeButton = h('button', { class: 'btn btn-primary btn-block', type: 'submit', text: 'Send challenge' });
   const challengeCard = h(
@@ -214,13 +214,30 @@ export function mount(root, ctx) {
       return;
     }
     const afford = balance === null || balance >= stake;
-    out.textContent = `Stake ${formatAmount(stake)} each · pot ${formatAmount(stake * 2n)}${balance === null ? '' : ` · your balance ${formatAmount(balance)}`}${afford ? '' : ' — not enough'}`;
+    out.textContent = afford
+      ? `Stake ${formatAmount(stake)} each · pot ${formatAmount(stake * 2n)}${balance === null ? '' : ` · your balance ${formatAmount(balance)}`}`
+      : notEnoughText(stake, balance);
     out.classList.toggle('bad', !afford);
   }
 
-  function renderSummaries() {
+  /**
+   * Whether a stake typed as `text` can be sent: it reads as an amount and the balance
+   * covers it. When not, the form's summary says why, and the button waits.
+   * @param {string} text
+   */
+  function sendable(text) {
+    const stake = safeParse(text);
+    if (stake < 0n) return false;
+    return !session.me || BigInt(session.me.balance) >= stake;
+  }
+
+  /** The stakes' summaries, and the buttons, which wait while a stake cannot be sent. */
+  function renderForms() {
     summary(queueForm.stake, queueSummary);
     summary(challengeForm.stake, challengeSummary);
+    const blocked = busy || session.status !== 'online' || !session.me || !!session.me.active_match;
+    queueButton.disabled = blocked || !sendable(queueForm.stake);
+    challengeButton.disabled = blocked || !sendable(challengeForm.stake);
   }
 
   /** @param {HTMLElement} box @param {string | null} message */
@@ -231,13 +248,11 @@ export function mount(root, ctx) {
 
   async function joinQueue() {
     showError(queueError, null);
-    let stake;
-    try {
-      stake = parseAmount(queueForm.stake);
-    } catch (e) {
-      showError(queueError, e instanceof Error ? e.message : String(e));
+    if (!sendable(queueForm.stake)) {
+      queueStake.input.focus();
       return;
     }
+    const stake = parseAmount(queueForm.stake);
     await run(queueError, async () => {
       /** @type {{ match: MatchView | null }} */
       const result = await api('POST', '/api/queue', { game: queueForm.game, stake: stake.toString() });
@@ -248,7 +263,7 @@ export function mount(root, ctx) {
       } else {
         announce(`You are waiting for an opponent for ${gameName(queueForm.game)}.`);
       }
-    });
+    }, stake);
   }
 
   async function sendChallenge() {
@@ -257,35 +272,42 @@ export function mount(root, ctx) {
       showError(challengeError, 'Paste their address: 0x followed by 64 hexadecimal digits.');
       return;
     }
-    let stake;
-    try {
-      stake = parseAmount(challengeForm.stake);
-    } catch (e) {
-      showError(challengeError, e instanceof Error ? e.message : String(e));
+    if (!sendable(challengeForm.stake)) {
+      challengeStake.input.focus();
       return;
     }
+    const stake = parseAmount(challengeForm.stake);
     await run(challengeError, async () => {
       await api('POST', '/api/challenges', { opponent: challengeForm.opponent.toLowerCase(), game: challengeForm.game, stake: stake.toString(), first: challengeForm.first });
       announce(`Challenge sent to ${shortAddress(challengeForm.opponent)}.`);
       toast('Challenge sent. You will be taken to the match when they accept.', { kind: 'success' });
       await Promise.all([loadChallenges(), refreshMe()]);
-    });
+    }, stake);
   }
 
   /**
    * Runs an action with the buttons disabled; its error is shown in `box` (or a toast).
    * @param {HTMLElement | null} box
    * @param {() => Promise<void>} action
+   * @param {bigint} [stake] what the action puts at stake, for a refusal in coins
    */
-  async function run(box, action) {
+  async function run(box, action, stake) {
     if (busy) return;
     busy = true;
     renderDynamic();
     try {
       await action();
     } catch (e) {
-      const message = e instanceof Error ? e.message : String(e);
-      if (box) showError(box, message);
+      let message = e instanceof Error ? e.message : String(e);
+      if (e instanceof ApiError && e.code === INSUFFICIENT_BALANCE) {
+        // The balance changed since it was shown: with the new one, a form's summary
+        // says what is short (and its button waits); elsewhere, say it in coins.
+        await refreshMe().catch(() => {});
+        const balance = session.me ? BigInt(session.me.balance) : null;
+        const said = box !== null && balance !== null && stake !== undefined && balance < stake;
+        if (stake !== undefined) message = said ? '' : notEnoughText(stake, balance);
+      }
+      if (box) showError(box, message || null);
       else toast(message, { kind: 'error' });
     } finally {
       busy = false;
@@ -341,9 +363,8 @@ export function mount(root, ctx) {
     const me = session.me;
     const active = me?.active_match ?? null;
     renderAccount();
-    renderSummaries();
+    renderForms();
 
-    for (const b of [queueButton, challengeButton]) b.disabled = busy || !online || !!active;
     queueButton.textContent = busy ? 'Working…' : 'Find an opponent';
 
     // My active match or wait.
@@ -471,7 +492,7 @@ export function mount(root, ctx) {
               await api('POST', `/api/challenges/${m.id}/accept`, { stake: m.stake, game: m.game, challenger: c.challenger, first: c.first });
               announce('Challenge accepted: the match starts.');
               ctx.navigate(`/match/${m.id}`);
-            }),
+            }, BigInt(m.stake)),
         }),
         h('button', {
           class: 'btn btn-small',

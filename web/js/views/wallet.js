@@ -6,9 +6,9 @@
  * @module
  */
 
-import { api } from '../api.js';
+import { api, ApiError, INSUFFICIENT_BALANCE } from '../api.js';
 import { announce, copyButton, h, ICONS, icon, replace, toast } from '../dom.js';
-import { formatAmount, isAddress, parseAmount } from '../format.js';
+import { formatAmount, isAddress, notEnoughText, parseAmount } from '../format.js';
 import { exportKeyFile, readKeyFile } from '../wallet.js';
 import { login, logout, onInbox, onSession, refreshMe, session, switchWallet } from '../session.js';
 
@@ -139,6 +139,9 @@ export function mount(root) {
             } catch (err) {
               error.hidden = false;
               error.textContent = err instanceof Error ? err.message : String(err);
+              if (err instanceof ApiError && err.code === INSUFFICIENT_BALANCE) {
+                error.textContent = notEnoughText(parseAmount(amountInput.value), session.me ? BigInt(session.me.balance) : null);
+              }
             }
           },
         },
@@ -238,8 +241,9 @@ export function mount(root) {
           icon(ICONS.download),
           'Export key file',
         ),
-        h('label', { class: 'btn', for: 'key-file' }, icon(ICONS.upload), 'Import key file'),
+        // The input first: its focus shows on the label that follows it (app.css).
         fileInput,
+        h('label', { class: 'btn', for: 'key-file' }, icon(ICONS.upload), 'Import key file'),
       ),
       h('label', { class: 'field-label', for: 'key-paste', text: 'Or paste a key' }),
       paste,

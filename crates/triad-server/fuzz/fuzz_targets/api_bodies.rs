@@ -101,9 +101,25 @@ async fn call(
     let request = request.body(Body::from(body)).expect("a request");
     let response = app.clone().oneshot(request).await.expect("infallible");
     let status = response.status().as_u16();
-    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
-        .await
-        .expect("a body");
+    let stream = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+    let mut body = response.into_body();
+    let bytes = if stream {
+        // An SSE answer (`/a2a`'s SubscribeToTask) stays open while its game is on: its
+        // first frame only.
+        use axum::body::HttpBody as _;
+        let frame = std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx)).await;
+        frame
+            .and_then(Result::ok)
+            .and_then(|f| f.into_data().ok())
+            .unwrap_or_default()
+    } else {
+        axum::body::to_bytes(body, usize::MAX)
+            .await
+            .expect("a body")
+    };
     let text = String::from_utf8_lossy(&bytes).into_owned();
     (status, serde_json::from_str(&text).unwrap_or(Value::Null), text)
 }

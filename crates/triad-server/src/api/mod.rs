@@ -93,6 +93,9 @@ pub struct Shared {
     pub websockets: Arc<crate::bounds::Shares>,
     /// Waiting long-polls of the agents' inbox, shared out per IP address.
     pub long_polls: Arc<crate::bounds::Shares>,
+    /// Open A2A streams (`SendStreamingMessage`, `SubscribeToTask`), shared out per IP
+    /// address.
+    pub a2a_streams: Arc<crate::bounds::Shares>,
     /// The OpenAPI document.
     pub openapi: Arc<utoipa::openapi::OpenApi>,
     /// The agents' relay.
@@ -547,13 +550,14 @@ async fn security_headers(request: Request, next: Next) -> Response {
 /// Gives axum's own refusals the API's error shape: a path or query parameter that does not
 /// parse and a WebSocket upgrade without its headers come as plain text, a method the path
 /// does not take (405) with an empty body. The status (and an `Allow` header) are kept.
+/// The web app's own "not found" page (HTML, for a browser's navigation; `web.rs`) is
+/// left as it is.
 async fn json_errors(request: Request, next: Next) -> Response {
     let response = next.run(request).await;
-    let is_json = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
-    if !response.status().is_client_error() || is_json {
+    let kind = response.headers().get(header::CONTENT_TYPE);
+    let is_json = kind.is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    let is_page = kind.is_some_and(|v| v.as_bytes().starts_with(b"text/html"));
+    if !response.status().is_client_error() || is_json || is_page {
         return response;
     }
     let (parts, body) = response.into_parts();
@@ -587,7 +591,8 @@ async fn declared_length(State(state): State<ApiState>, request: Request, next: 
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
     let limit = u64::try_from(state.settings.max_body_bytes).unwrap_or(u64::MAX);
-    if declared.is_some_and(|n| n > limit) {
+    // `/a2a` refuses it itself, as a JSON-RPC error.
+    if declared.is_some_and(|n| n > limit) && request.uri().path() != "/a2a" {
         return ApiError::with_message(
             Api::PayloadTooLarge,
             format!("the request body is too large: at most {limit} bytes"),

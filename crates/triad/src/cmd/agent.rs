@@ -3,6 +3,10 @@
 //! plays with the solver at a strength, declares results, copes with duplicates and
 //! conflicts by the protocol's rules, and logs each game in one line, with the referee's
 //! record beside its own.
+//!
+//! With `--a2a`, it plays another A2A agent directly instead ([`a2a`]).
+
+mod a2a;
 
 use std::{
     collections::{HashSet, VecDeque},
@@ -19,15 +23,18 @@ use triad_solver::Strength;
 
 use super::{
     GameArg,
+    a2a_client::{Peer, Version},
     client::{Client, Connection, Incoming},
 };
 
 /// Play the agents' game protocol on your own: accept proposals (or propose with --challenge),
-/// play each game with the solver, declare the result, and log each game in one line.
+/// play each game with the solver, declare the result, and log each game in one line. With
+/// --a2a, propose and play games against another A2A agent instead.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Exit status: 0 when the games were played and the referee's record agrees \
-    with the agent's every time; 1 otherwise."
+    after_help = "Exit status: 0 when the games were played and the referee's record \
+    agrees with the agent's every time (with --a2a: when every game was played to its end \
+    and the other agent kept to the protocol); 1 otherwise."
 )]
 pub(crate) struct AgentArgs {
     /// The app to play.
@@ -40,7 +47,7 @@ pub(crate) struct AgentArgs {
     /// Propose games to this agent (its address) instead of waiting for proposals.
     #[arg(long, value_name = "ADDRESS")]
     challenge: Option<String>,
-    /// Stop after this many games [default: 1 with --challenge, else never].
+    /// Stop after this many games [default: 1 with --challenge or --a2a, else never].
     #[arg(long, value_name = "N")]
     games: Option<u32>,
     /// The role to claim when proposing: X (first), O (second), or alternate, game by game.
@@ -56,6 +63,21 @@ pub(crate) struct AgentArgs {
     /// Send messages without the signed envelope.
     #[arg(long)]
     unsigned: bool,
+    /// Play over A2A against the agent at this URL (its card's URL or its base URL) instead
+    /// of through a server's relay: propose each game, play it, and check every answer.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["challenge", "unsigned"])]
+    a2a: Option<String>,
+    /// With --a2a: the A2A version to speak [default: the newest both speak, 1.0 else 0.3].
+    #[arg(long, value_enum, value_name = "VERSION", requires = "a2a")]
+    a2a_version: Option<Version>,
+    /// With --a2a: the bearer token to send when the agent's card asks for one [default:
+    /// Triad's login with the key file, at the server of the card's A2A URL].
+    #[arg(long, value_name = "TOKEN", requires = "a2a")]
+    a2a_token: Option<String>,
+    /// With --a2a: the strength to ask of the other agent (the message's `metadata.level`,
+    /// which Triad's computer plays at) [default: ask nothing].
+    #[arg(long, value_enum, value_name = "STRATEGY", requires = "a2a")]
+    opponent_level: Option<StrategyArg>,
     #[command(flatten)]
     connection: Connection,
 }
@@ -68,6 +90,25 @@ enum StrategyArg {
     Casual,
     /// Any legal move.
     Random,
+}
+
+impl StrategyArg {
+    fn strength(self) -> Strength {
+        match self {
+            StrategyArg::Perfect => Strength::Perfect,
+            StrategyArg::Casual => Strength::Casual,
+            StrategyArg::Random => Strength::Random,
+        }
+    }
+
+    /// The name Triad's computer takes as its level.
+    fn level(self) -> &'static str {
+        match self {
+            StrategyArg::Perfect => "perfect",
+            StrategyArg::Casual => "casual",
+            StrategyArg::Random => "random",
+        }
+    }
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -146,6 +187,16 @@ struct Agent {
     disagreements: u32,
 }
 
+/// The role to claim in game `number` (1-based): alternating starts with X.
+fn role_of_game(role: RoleArg, number: u32) -> Player {
+    match role {
+        RoleArg::X => Player::First,
+        RoleArg::O => Player::Second,
+        RoleArg::Alternate if number % 2 == 1 => Player::First,
+        RoleArg::Alternate => Player::Second,
+    }
+}
+
 fn short(address: &str) -> String {
     if address.len() > 12 {
         format!("{}…{}", &address[..6], &address[address.len() - 4..])
@@ -217,12 +268,7 @@ impl Agent {
     }
 
     fn next_role(&self) -> Player {
-        match self.role {
-            RoleArg::X => Player::First,
-            RoleArg::O => Player::Second,
-            RoleArg::Alternate if self.started % 2 == 1 => Player::First,
-            RoleArg::Alternate => Player::Second,
-        }
+        role_of_game(self.role, self.started)
     }
 
     async fn propose(&mut self, target: String) -> anyhow::Result<()> {
@@ -649,13 +695,12 @@ pub(crate) fn run(args: AgentArgs) -> anyhow::Result<()> {
                 u64::from_le_bytes(bytes)
             }
         };
-        let client = Client::connect(&args.connection).await?;
         let app = App::of_game(GameKind::from(args.app));
-        let strength = match args.strategy {
-            StrategyArg::Perfect => Strength::Perfect,
-            StrategyArg::Casual => Strength::Casual,
-            StrategyArg::Random => Strength::Random,
-        };
+        let strength = args.strategy.strength();
+        if let Some(address) = &args.a2a {
+            return play_a2a(&args, address, app, strength, seed).await;
+        }
+        let client = Client::connect(&args.connection).await?;
         if let Some(target) = &args.challenge {
             triad_identity::parse_address(target)
                 .map_err(|e| anyhow::anyhow!("--challenge {target}: {e}"))?;
@@ -702,6 +747,43 @@ pub(crate) fn run(args: AgentArgs) -> anyhow::Result<()> {
         }
         Ok(())
     })
+}
+
+/// `triad agent --a2a`: reads the agent's card, logs in if it asks, and plays the games.
+async fn play_a2a(
+    args: &AgentArgs,
+    address: &str,
+    app: App,
+    strength: Strength,
+    seed: u64,
+) -> anyhow::Result<()> {
+    // Message ids must not repeat between runs, even with the same --seed.
+    let mut bytes = [0u8; 8];
+    SysRng
+        .try_fill_bytes(&mut bytes)
+        .context("no randomness for the message ids")?;
+    let tag = format!("triad-agent-{:016x}", u64::from_le_bytes(bytes));
+    let connection = args.connection.clone();
+    let peer = Peer::connect(
+        address,
+        args.a2a_version,
+        args.a2a_token.clone(),
+        move || connection.load_key(),
+        tag,
+    )
+    .await?;
+    eprintln!(
+        "triad agent: {} at {} over A2A {}: proposing {app}, {strength} play, seed {seed}",
+        peer.name, peer.endpoint, peer.version
+    );
+    let plan = a2a::Plan {
+        app,
+        strength,
+        role: args.role,
+        games: args.games.unwrap_or(1),
+        level: args.opponent_level.map(StrategyArg::level),
+    };
+    a2a::run(peer, plan, ChaCha8Rng::seed_from_u64(seed)).await
 }
 
 #[cfg(test)]

@@ -35,6 +35,11 @@ impl Connection {
             None => KeyFile::default_path().context("cannot find where the key is kept"),
         }
     }
+
+    /// Loads the key (offering, at a terminal, to make a key file others can read private).
+    pub(crate) fn load_key(&self) -> anyhow::Result<KeyFile> {
+        super::keys::load_key(&self.key_path()?)
+    }
 }
 
 /// A refusal by the server: its stable code and name, and what to do.
@@ -125,12 +130,7 @@ impl Client {
     /// Loads the key and logs in.
     pub(crate) async fn connect(connection: &Connection) -> anyhow::Result<Client> {
         let key_path = connection.key_path()?;
-        let key = KeyFile::load(&key_path).with_context(|| {
-            format!(
-                "cannot read {} (make one with triad keygen)",
-                key_path.display()
-            )
-        })?;
+        let key = connection.load_key()?;
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(5))
             .timeout(Duration::from_secs(60))

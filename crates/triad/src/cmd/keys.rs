@@ -1,12 +1,15 @@
 //! `triad keygen`, `triad whoami` and `triad login`: the player's Ed25519 key file, and
 //! logging in to a server with it.
 
-use std::path::PathBuf;
+use std::{
+    io::{BufRead, IsTerminal, Write},
+    path::{Path, PathBuf},
+};
 
 use anyhow::Context;
 use clap::Args;
 use rand::{rand_core::UnwrapErr, rngs::SysRng};
-use triad_identity::KeyFile;
+use triad_identity::{KeyFile, KeyFileError};
 
 /// Make a new Ed25519 key and save it (mode 0600) in your config directory.
 #[derive(Debug, Args)]
@@ -34,6 +37,59 @@ fn path(given: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     }
 }
 
+/// Loads the key file at `path`. A file other users may read (a key exported by the web
+/// app and saved by a browser is `0644`) is refused with the command that fixes it; when a
+/// person is at the terminal (standard input and error are terminals), they are asked
+/// first whether to make it private (`0600`) and go on.
+///
+/// # Errors
+/// When the file cannot be read or is not a key file, or when its mode stays open.
+pub(crate) fn load_key(path: &Path) -> anyhow::Result<KeyFile> {
+    match KeyFile::load(path) {
+        Err(refused @ KeyFileError::InsecurePermissions { mode, .. })
+            if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() =>
+        {
+            if !ask_to_make_private(path, mode)? {
+                // The refusal, with its `chmod 600` advice.
+                return Err(anyhow::Error::new(refused))
+                    .with_context(|| format!("cannot read {}", path.display()));
+            }
+            make_private(path)?;
+            KeyFile::load(path).with_context(|| format!("cannot read {}", path.display()))
+        }
+        loaded => loaded.with_context(|| format!("cannot read {}", path.display())),
+    }
+}
+
+/// Asks on the terminal whether to make a key file private; no (the default) unless the
+/// answer starts with `y`.
+fn ask_to_make_private(path: &Path, mode: u32) -> anyhow::Result<bool> {
+    let mut err = std::io::stderr().lock();
+    write!(
+        err,
+        "The key file {} can be read by other users (mode {mode:03o}).\n\
+         Make it private, as `chmod 600 {}` does? [y/N] ",
+        path.display(),
+        path.display()
+    )?;
+    err.flush()?;
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    Ok(answer.trim().to_ascii_lowercase().starts_with('y'))
+}
+
+/// Sets a file's mode to `0600`: read and write for its owner only.
+fn make_private(path: &Path) -> anyhow::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+            .with_context(|| format!("cannot change the mode of {}", path.display()))?;
+        eprintln!("{} is now private (mode 600).", path.display());
+    }
+    Ok(())
+}
+
 pub(crate) fn keygen(args: KeygenArgs) -> anyhow::Result<()> {
     let path = path(args.key_file)?;
     let key = KeyFile::generate(&mut UnwrapErr(SysRng));
@@ -46,7 +102,7 @@ pub(crate) fn keygen(args: KeygenArgs) -> anyhow::Result<()> {
 
 pub(crate) fn whoami(args: WhoamiArgs) -> anyhow::Result<()> {
     let path = path(args.key_file)?;
-    let key = KeyFile::load(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let key = load_key(&path)?;
     println!("{}", key.address_string());
     Ok(())
 }
@@ -115,7 +171,7 @@ pub(crate) async fn answer(response: reqwest::Response) -> anyhow::Result<serde_
 
 pub(crate) fn login(args: LoginArgs) -> anyhow::Result<()> {
     let path = path(args.key_file)?;
-    let key = KeyFile::load(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let key = load_key(&path)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;

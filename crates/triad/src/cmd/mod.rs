@@ -1,5 +1,6 @@
 //! The subcommands, one module each, and the argument types they share.
 
+pub(crate) mod a2a_client;
 pub(crate) mod agent;
 pub(crate) mod apps;
 pub(crate) mod bench;
