@@ -8,6 +8,8 @@ use super::*;
 pub(crate) const POSTGRES_SUITES: &[&str] = &[
     "--workspace",
     "--test",
+    "a2a",
+    "--test",
     "api",
     "--test",
     "apps",
@@ -15,6 +17,8 @@ pub(crate) const POSTGRES_SUITES: &[&str] = &[
     "auth",
     "--test",
     "errors",
+    "--test",
+    "mcp",
     "--test",
     "security",
     "--test",
