@@ -269,6 +269,20 @@ export function mount(root, ctx) {
     }
   }
 
+  /**
+   * How the result reads for whoever looks: `win` or `loss` for a player, `draw`, and
+   * `over` for anything else (a spectator's view of a win, a cancelled match).
+   * @returns {'win' | 'loss' | 'draw' | 'over'}
+   */
+  function resultKind() {
+    const o = view?.outcome;
+    if (!o) return 'over';
+    if (o.reason === 'draw') return 'draw';
+    const mine = mySeat();
+    if (mine === null || !o.winner || !PLAYED.has(o.reason)) return 'over';
+    return (o.winner === 'first' ? 0 : 1) === mine ? 'win' : 'loss';
+  }
+
   function moneyLine() {
     const me = myAddress();
     if (!view || !me || view.stake === '0' || mySeat() === null) return null;
@@ -324,15 +338,16 @@ export function mount(root, ctx) {
     banner.hidden = !finished;
     if (finished) {
       const money = moneyLine();
+      const kind = resultKind();
       replace(
         banner,
         h(
           'div',
-          { class: 'result-card', role: 'status' },
+          { class: `result-card is-${kind}`, role: 'status' },
           h(
             'div',
             { class: 'result-text' },
-            h('p', { class: `result-title ${view.outcome?.winner ? 'win' : 'draw'}`, text: resultTitle() }),
+            h('p', { class: `result-title ${kind}`, text: resultTitle() }),
             money ? h('p', { class: 'result-money', text: money }) : null,
           ),
           rematchControls(),

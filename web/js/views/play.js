@@ -296,9 +296,11 @@ export function mount(root, ctx) {
     banner.hidden = !outcome;
     if (outcome) {
       const again = h('button', { class: 'btn btn-primary', type: 'button', text: 'Play again', onclick: () => newGame() });
+      // A win on this device is a win, unless the computer won it.
+      const kind = outcome.winner === null ? 'draw' : settings.opponent !== 'human' && outcome.winner !== settings.side ? 'loss' : 'win';
       replace(
         banner,
-        h('div', { class: 'result-card', role: 'status' }, h('div', { class: 'result-text' }, h('p', { class: `result-title ${outcome.winner === null ? 'draw' : 'win'}`, text: resultText(outcome) })), h('div', { class: 'result-actions' }, again)),
+        h('div', { class: `result-card is-${kind}`, role: 'status' }, h('div', { class: 'result-text' }, h('p', { class: `result-title ${kind}`, text: resultText(outcome) })), h('div', { class: 'result-actions' }, again)),
       );
     }
 
