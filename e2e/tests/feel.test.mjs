@@ -1,10 +1,11 @@
 // How the app feels to a player: an outcome has its own colour (a win is good news, with a
-// small celebration; a loss is quiet; neither is the red of an error).
+// small celebration; a loss is quiet; neither is the red of an error); a click that cannot
+// be played says why, on the board and aloud.
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 
-import { clickCell, launchBrowser, newPage, openLoggedIn, PHONE, screenshot, startServer, waitForBoard } from '../lib/harness.mjs';
+import { clickCell, launchBrowser, makeKey, newPage, openLoggedIn, PHONE, screenshot, startServer, waitForBoard } from '../lib/harness.mjs';
 
 const NARROW = { width: 320, height: 640 };
 
@@ -88,4 +89,54 @@ test('a win, a loss and an error each have their own colour; a win celebrates', 
   assert.deepEqual([...page.errors, ...player.errors], []);
   await page.context().close();
   await player.context().close();
+});
+
+/** The live region's text once it says `text` (it is cleared and set again on each message). */
+async function heard(page, text) {
+  await page.waitForFunction((t) => document.getElementById('live')?.textContent === t, text, { timeout: 5000 });
+}
+
+test('a click out of turn or on a taken square says why', async () => {
+  const page = await newPage(browser, server);
+  const address = await openLoggedIn(page, '/wallet');
+  // Bob challenges; Bob moves first.
+  const bob = makeKey();
+  const bobToken = await server.login(bob);
+  const { match } = await server.request('POST', '/api/challenges', { opponent: address, game: 'tic-tac-toe' }, bobToken);
+  await page.evaluate(async (id) => {
+    const { api } = await import('/js/api.js');
+    await api('POST', `/api/challenges/${id}/accept`);
+  }, match.id);
+  await page.goto(`/match/${match.id}`);
+  await page.locator('.status-text', { hasText: 'Waiting for' }).waitFor();
+
+  // Out of turn: the square flashes, the board shakes, a note shows and is read out.
+  await clickCell(page, 0);
+  await heard(page, "Wait for your opponent's move");
+  await page.locator('.board.is-refused[data-refused="0"] .board-note', { hasText: "Wait for your opponent's move" }).waitFor();
+  await screenshot(page, 'feel-1280-out-of-turn');
+  assert.equal(await page.locator('.board').getAttribute('data-board'), '---------', 'nothing was played');
+
+  // A taken square.
+  await server.request('POST', `/api/matches/${match.id}/moves`, { seq: 1, cell: 4, mark: 'X' }, bobToken);
+  await waitForBoard(page, '----X----');
+  await page.locator('.status-text', { hasText: 'Your move' }).waitFor();
+  await clickCell(page, 4);
+  await heard(page, 'That square is taken');
+  await page.locator('.board[data-refused="4"] .board-note', { hasText: 'That square is taken' }).waitFor();
+  for (const [name, viewport] of [['1280', { width: 1280, height: 800 }], ['390', PHONE], ['320', NARROW]]) {
+    await page.setViewportSize(viewport);
+    await clickCell(page, 4);
+    await page.locator('.board-note:not([hidden])').waitFor();
+    await screenshot(page, `feel-${name}-taken`);
+  }
+  // The same square by keyboard (its digit) says the same.
+  await page.keyboard.press('5');
+  await heard(page, 'That square is taken');
+  assert.equal(await page.locator('.board').getAttribute('data-board'), '----X----');
+
+  // The note goes away by itself.
+  await page.locator('.board-note').waitFor({ state: 'hidden', timeout: 5000 });
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
 });

@@ -56,6 +56,7 @@ export function mount(root, ctx) {
   const boardView = new BoardView({
     label: `Match ${id} board`,
     onPlay: (cell) => move(cell),
+    onRefuse: (_cell, taken) => refusal(taken),
     onKey: (e) => pickKey(e.key),
   });
   const status = h('div', { class: 'status' });
@@ -191,11 +192,25 @@ export function mount(root, ctx) {
   const stopSession = onSession(() => render());
   const stopTicker = every(() => renderClock());
 
+  /**
+   * Why a square cannot be played now, or null when there is nothing to say.
+   * @param {boolean} taken
+   */
+  function refusal(taken) {
+    if (!view) return null;
+    if (view.phase === 'finished') return 'The match is over';
+    if (mySeat() === null) return 'You are watching this match';
+    if (taken) return 'That square is taken';
+    if (pending) return 'Sending your move…';
+    if (view.phase === 'ready' || view.phase === 'in_progress') return `Wait for your opponent's move`;
+    return null;
+  }
+
   /** @param {number} cell */
   async function move(cell) {
-    if (!view || pending || !isMyTurn()) return;
-    if (view.board[cell] !== '-') {
-      announce(`Square ${cell + 1} is taken`);
+    if (!view) return;
+    if (pending || !isMyTurn() || view.board[cell] !== '-') {
+      boardView.refuse(cell, view.board[cell] !== '-');
       return;
     }
     const mine = mySeat();

@@ -82,6 +82,11 @@ export function mount(root, ctx) {
   const boardView = new BoardView({
     label: 'Game board',
     onPlay: (cell) => humanMove(cell),
+    onRefuse: (_cell, taken) => {
+      if (outcomeOf(settings.game, board)) return 'The game is over';
+      if (taken) return 'That square is taken';
+      return thinking ? 'Wait for the computer\'s move' : null;
+    },
     onKey: (e) => pickKey(e.key),
   });
 
@@ -208,9 +213,8 @@ export function mount(root, ctx) {
   /** @param {number} cell */
   function humanMove(cell) {
     const p = turnOf(board);
-    if (thinking || outcomeOf(settings.game, board) || !human(p)) return;
-    if (board[cell] !== '-') {
-      announce(`Square ${cell + 1} is taken`);
+    if (thinking || outcomeOf(settings.game, board) || !human(p) || board[cell] !== '-') {
+      boardView.refuse(cell, board[cell] !== '-');
       return;
     }
     const mark = settings.game === 'sos' ? sosMark : marksFor(settings.game, p)[0];
