@@ -1,6 +1,7 @@
 // How the app feels to a player: an outcome has its own colour (a win is good news, with a
 // small celebration; a loss is quiet; neither is the red of an error); a click that cannot
-// be played says why, on the board and aloud.
+// be played says why, on the board and aloud; the leaderboard ranks ties alike ("1, 1, 3"),
+// its hall of fame lists only winners, and a player's matches say when they were played.
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -137,6 +138,72 @@ test('a click out of turn or on a taken square says why', async () => {
 
   // The note goes away by itself.
   await page.locator('.board-note').waitFor({ state: 'hidden', timeout: 5000 });
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+/** A free game of tic-tac-toe between two tokens, played to a win for `winner` (X, the challenger). */
+async function quickWin(winner, loser, loserAddress) {
+  const { match } = await server.request('POST', '/api/challenges', { opponent: loserAddress, game: 'tic-tac-toe' }, winner);
+  await server.request('POST', `/api/challenges/${match.id}/accept`, undefined, loser);
+  const moves = [[winner, 0, 'X'], [loser, 3, 'O'], [winner, 1, 'X'], [loser, 4, 'O'], [winner, 2, 'X']];
+  for (let i = 0; i < moves.length; i++) {
+    const [token, cell, mark] = moves[i];
+    await server.request('POST', `/api/matches/${match.id}/moves`, { seq: i + 1, cell, mark }, token);
+  }
+  return match.id;
+}
+
+test('the leaderboard shares ranks and medals on a tie; the hall of fame lists winners; matches have dates', async () => {
+  // Two pairs play the same game: both winners tie, and both losers tie.
+  const keys = [makeKey(), makeKey(), makeKey(), makeKey()];
+  const [a, b, c, d] = await Promise.all(keys.map((k) => server.login(k)));
+  const started = Date.now();
+  await quickWin(a, b, keys[1].address);
+  await quickWin(c, d, keys[3].address);
+  const rating = async (k) => Math.round((await server.player(k.address)).rating.rating);
+  assert.equal(await rating(keys[0]), await rating(keys[2]), 'the two winners have the same rating');
+
+  const page = await newPage(browser, server);
+  await page.goto('/leaderboard');
+  const rows = page.locator('.table tbody tr');
+  await rows.first().waitFor();
+  const table = await rows.evaluateAll((trs) => trs.map((tr) => ({ rank: tr.querySelector('.rank')?.textContent, cls: tr.className, text: tr.textContent })));
+  const row = (k) => table.find((r) => r.text.includes(k.address.slice(-4)));
+  // Tied rows come in either order; the second of them says "=".
+  assert.deepEqual([row(keys[0]).rank, row(keys[2]).rank].sort(), ['1', '=1']);
+  assert.match(row(keys[0]).cls, /medal-1/);
+  assert.match(row(keys[2]).cls, /medal-1/, 'a tie for first shares the gold');
+  // Standard competition ranking: after two firsts comes third.
+  assert.deepEqual([row(keys[1]).rank, row(keys[3]).rank].sort(), ['3', '=3']);
+  assert.match(row(keys[1]).cls, /medal-3/);
+  assert.match(row(keys[3]).cls, /medal-3/);
+  assert.ok(!table.some((r) => /medal-2/.test(r.cls)), 'no silver after a tie for gold');
+  for (const [name, viewport] of [['1280', { width: 1280, height: 800 }], ['390', PHONE], ['320', NARROW]]) {
+    await page.setViewportSize(viewport);
+    await screenshot(page, `feel-${name}-leaderboard`);
+  }
+
+  // The hall of fame: the two winners, not the two who never won.
+  await page.goto('/leaderboard?by=wins');
+  await page.locator('.table tbody tr').first().waitFor();
+  const fame = await page.locator('.table tbody tr').allInnerTexts();
+  assert.equal(fame.length, 2, `only winners: ${fame.join(' | ')}`);
+  assert.ok(fame.every((t) => !t.includes(keys[1].address.slice(-4)) && !t.includes(keys[3].address.slice(-4))));
+
+  // A player's matches say when, in a <time> the machine can read, shown in the user's locale.
+  await page.goto(`/player/${keys[0].address}`);
+  const time = page.locator('.list-row time').first();
+  await time.waitFor();
+  const datetime = await time.getAttribute('datetime');
+  const at = Date.parse(datetime ?? '');
+  assert.ok(at >= started - 1000 && at <= Date.now() + 1000, `the match's time ${datetime} is when it was played`);
+  const shown = await page.evaluate((ms) => new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(ms)), at);
+  assert.equal(await time.innerText(), shown);
+  for (const [name, viewport] of [['1280', { width: 1280, height: 800 }], ['390', PHONE], ['320', NARROW]]) {
+    await page.setViewportSize(viewport);
+    await screenshot(page, `feel-${name}-player`);
+  }
   assert.deepEqual(page.errors, []);
   await page.context().close();
 });
