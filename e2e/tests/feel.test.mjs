@@ -1,7 +1,8 @@
 // How the app feels to a player: an outcome has its own colour (a win is good news, with a
 // small celebration; a loss is quiet; neither is the red of an error); a click that cannot
 // be played says why, on the board and aloud; the leaderboard ranks ties alike ("1, 1, 3"),
-// its hall of fame lists only winners, and a player's matches say when they were played.
+// its hall of fame lists only winners, and a player's matches say when they were played; a
+// spectator is not offered "Play again" and follows the players to their rematch.
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -204,6 +205,39 @@ test('the leaderboard shares ranks and medals on a tie; the hall of fame lists w
     await page.setViewportSize(viewport);
     await screenshot(page, `feel-${name}-player`);
   }
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+test('a spectator is not offered Play again, and follows the players to their rematch', async () => {
+  const alice = makeKey();
+  const bob = makeKey();
+  const [a, b] = await Promise.all([server.login(alice), server.login(bob)]);
+  const id = await quickWin(a, b, bob.address);
+
+  const page = await newPage(browser, server);
+  await page.goto(`/match/${id}`);
+  await page.locator('.result-title', { hasText: 'won' }).waitFor();
+  await page.locator('.chip-watch').waitFor();
+  assert.equal(await page.getByRole('link', { name: 'Play again' }).count(), 0, 'a spectator is not offered Play again');
+  assert.equal(await page.getByRole('button', { name: /Rematch/ }).count(), 0);
+  for (const [name, viewport] of [['1280', { width: 1280, height: 800 }], ['390', PHONE], ['320', NARROW]]) {
+    await page.setViewportSize(viewport);
+    await screenshot(page, `feel-${name}-spectator-ended`);
+  }
+  // Give the page a moment to start listening, then the players agree to a rematch.
+  await page.waitForTimeout(1000);
+  await server.request('POST', `/api/matches/${id}/rematch`, undefined, b);
+  const { match } = await server.request('POST', `/api/matches/${id}/rematch`, undefined, a);
+  assert.notEqual(match.id, id);
+  await page.waitForURL(`**/match/${match.id}`, { timeout: 10_000 });
+  await page.locator('.chip-watch').waitFor();
+  await page.locator('.chip', { hasText: 'Rematch' }).waitFor();
+
+  // Opened later, the ended match links to its rematch instead of moving on by itself.
+  await page.goto(`/match/${id}`);
+  await page.getByRole('link', { name: 'Watch the rematch' }).waitFor();
+  assert.equal(new URL(page.url()).pathname, `/match/${id}`);
   assert.deepEqual(page.errors, []);
   await page.context().close();
 });

@@ -22,7 +22,7 @@ import { announce, h, ICONS, icon, replace, toast } from '../dom.js';
 import { formatAmount, formatCountdown, gameName, shortAddress } from '../format.js';
 import { realtime } from '../realtime.js';
 import { ownersOf } from '../rules.js';
-import { myAddress, onInbox, onSession } from '../session.js';
+import { headSeq, myAddress, onInbox, onSession } from '../session.js';
 
 /**
  * @typedef {import('../session.js').MatchView} MatchView
@@ -189,6 +189,29 @@ export function mount(root, ctx) {
       ctx.navigate(`/match/${k.match_id}`);
     }
   });
+  // A spectator follows the players to their rematch: it starts on the lobby topic (the
+  // players learn of it from their inbox). Watched only once this match has ended.
+  let stopLobby = () => {};
+  let followingRematch = false;
+  let unmounted = false;
+  function followRematch() {
+    if (followingRematch) return;
+    followingRematch = true;
+    headSeq()
+      .catch(() => 0)
+      .then((since) => {
+        if (unmounted) return;
+        stopLobby = realtime.subscribe('lobby', since, {
+          onEvent: (event) => {
+            const k = event.kind;
+            if (k.type === 'game_started' && k.origin?.kind === 'rematch' && Number(k.origin.of) === id && mySeat() === null) {
+              announce('The rematch has started.');
+              ctx.navigate(`/match/${k.match_id}`);
+            }
+          },
+        });
+      });
+  }
   const stopSession = onSession(() => render());
   const stopTicker = every(() => renderClock());
 
@@ -343,6 +366,7 @@ export function mount(root, ctx) {
       owners,
     });
 
+    if (finished && mine === null && !view.rematch && view.outcome && PLAYED.has(view.outcome.reason)) followRematch();
     if (finished && !announcedEnd) {
       announcedEnd = true;
       if (view.moves.length || view.outcome?.reason !== 'cancelled') announce(`${resultTitle()}.`);
@@ -395,7 +419,11 @@ export function mount(root, ctx) {
   }
 
   function rematchControls() {
-    if (!view || mySeat() === null || !view.outcome || !PLAYED.has(view.outcome.reason)) {
+    if (view && mySeat() === null) {
+      // A spectator cannot play this one again; the page follows the players' rematch.
+      return view.rematch ? h('div', { class: 'result-actions' }, h('a', { class: 'btn', href: `/match/${view.rematch}`, text: 'Watch the rematch' })) : null;
+    }
+    if (!view || !view.outcome || !PLAYED.has(view.outcome.reason)) {
       return h('div', { class: 'result-actions' }, h('a', { class: 'btn btn-primary', href: '/online', text: 'Play again' }));
     }
     if (view.rematch) {
@@ -561,7 +589,9 @@ export function mount(root, ctx) {
 
   render();
   return () => {
+    unmounted = true;
     stopTopic();
+    stopLobby();
     stopInbox();
     stopSession();
     stopTicker();
