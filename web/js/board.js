@@ -16,6 +16,7 @@
  * @module
  */
 
+import { announce } from './dom.js';
 import { LINES } from './rules.js';
 
 /**
@@ -34,8 +35,9 @@ const ANIMATION_MS = 220;
 
 export class BoardView {
   /**
-   * @param {{ label: string, onPlay: (cell: number) => void, onKey?: (event: KeyboardEvent) => boolean }} options
-   *   onKey handles other keys (S, O, T in SOS) and says whether it did
+   * @param {{ label: string, onPlay: (cell: number) => void, onKey?: (event: KeyboardEvent) => boolean, onRefuse?: (cell: number, taken: boolean) => string | null }} options
+   *   onKey handles other keys (S, O, T in SOS) and says whether it did; onRefuse says why
+   *   a square cannot be played now (taken: it holds a mark), or null to stay silent
    */
   constructor(options) {
     this.options = options;
@@ -50,6 +52,10 @@ export class BoardView {
     this.frame = 0;
     this.shown = false;
     this.reducedMotion = window.matchMedia('(prefers-reduced-motion: reduce)').matches;
+    /** The square a refused play flashes, and since when. */
+    this.refusedCell = -1;
+    this.refusedAt = 0;
+    this.noteTimer = 0;
 
     this.element = document.createElement('div');
     this.element.className = 'board';
@@ -58,6 +64,12 @@ export class BoardView {
     this.canvas = document.createElement('canvas');
     this.canvas.className = 'board-canvas';
     this.element.appendChild(this.canvas);
+    // Why a play was refused, shown briefly over the board (the live region says it aloud).
+    this.note = document.createElement('p');
+    this.note.className = 'board-note';
+    this.note.setAttribute('aria-hidden', 'true');
+    this.note.hidden = true;
+    this.element.appendChild(this.note);
     /** @type {HTMLButtonElement[]} */
     this.buttons = [];
     for (let cell = 0; cell < 9; cell++) {
@@ -147,6 +159,7 @@ export class BoardView {
 
   destroy() {
     cancelAnimationFrame(this.frame);
+    window.clearTimeout(this.noteTimer);
     this.resizeObserver.disconnect();
     this.schemeQuery.removeEventListener('change', this.onScheme);
     window.removeEventListener('resize', this.onScheme);
@@ -154,8 +167,36 @@ export class BoardView {
 
   /** @param {number} cell */
   tryPlay(cell) {
-    if (!this.state.interactive) return;
-    this.options.onPlay(cell);
+    const taken = this.state.board[cell] !== '-';
+    if (this.state.interactive && !taken) this.options.onPlay(cell);
+    else this.refuse(cell, taken);
+  }
+
+  /**
+   * Says why a square cannot be played: the square flashes, the board shakes (unless the
+   * user asked for less motion), a short note shows over the board and the live region
+   * reads it.
+   * @param {number} cell
+   * @param {boolean} taken
+   */
+  refuse(cell, taken) {
+    const text = this.options.onRefuse?.(cell, taken) ?? null;
+    if (!text) return;
+    this.refusedCell = cell;
+    this.refusedAt = performance.now();
+    this.element.classList.remove('is-refused');
+    void this.element.offsetWidth; // restarts the shake
+    this.element.classList.add('is-refused');
+    this.element.dataset.refused = String(cell);
+    this.note.textContent = text;
+    this.note.hidden = false;
+    window.clearTimeout(this.noteTimer);
+    this.noteTimer = window.setTimeout(() => {
+      this.note.hidden = true;
+      this.element.classList.remove('is-refused');
+    }, 1800);
+    announce(text);
+    this.draw();
   }
 
   /** @param {KeyboardEvent} e */
@@ -328,6 +369,19 @@ export class BoardView {
         this.drawMark(mark, game, r.cx, r.cy, r.w, markColor, easeOutBack(t), Math.min(1, t * 1.6));
       } else if (hovered && ghost) {
         this.drawMark(ghost, game, r.cx, r.cy, r.w, this.markColor(game, ghost, null, color), 1, 0.22);
+      }
+      const refused = now - this.refusedAt;
+      if (cell === this.refusedCell && refused < 700) {
+        // A refused play: the square's outline flashes twice in the warning colour.
+        ctx.save();
+        ctx.lineWidth = 4;
+        ctx.globalAlpha = Math.abs(Math.sin((refused / 700) * Math.PI * 2));
+        ctx.strokeStyle = color('--warn');
+        ctx.beginPath();
+        ctx.roundRect(r.x + 2, r.y + 2, r.w - 4, r.w - 4, radius * 0.9);
+        ctx.stroke();
+        ctx.restore();
+        animating = true;
       }
       if (this.focusVisible && cell === this.focused) {
         ctx.save();

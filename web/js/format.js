@@ -105,3 +105,18 @@ export function formatCountdown(ms) {
 export function gameName(game) {
   return game === 'sos' ? 'SOS' : 'Tic-tac-toe';
 }
+
+/**
+ * Standard competition ranking ("1, 1, 3"): equal keys share a rank, and the next rank
+ * skips as many places as were shared. `keys` are in ranking order.
+ * @param {number[]} keys
+ * @returns {number[]}
+ */
+export function competitionRanks(keys) {
+  return keys.map((key) => keys.indexOf(key) + 1);
+}
+
+/** A moment in the user's locale: date and time, short. @param {number} ms */
+export function formatWhen(ms) {
+  return new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(ms));
+}

@@ -1,13 +1,15 @@
 // @ts-check
 /**
  * The leaderboard by Glicko-2 rating, and the hall of fame by wins (as the SOS contract keeps it). Refreshed
- * when a match ends (the lobby topic), never polled.
+ * when a match ends (the lobby topic), never polled. Ranks are standard competition ranks
+ * ("1, 1, 3") of what the table shows (the rounded rating, or the wins): players who tie
+ * share the rank and its medal. The hall of fame lists only players who have won.
  * @module
  */
 
 import { api } from '../api.js';
 import { h, replace, segmented } from '../dom.js';
-import { shortAddress } from '../format.js';
+import { competitionRanks, shortAddress } from '../format.js';
 import { realtime } from '../realtime.js';
 import { headSeq, myAddress, onSession } from '../session.js';
 
@@ -70,10 +72,12 @@ export function mount(root, ctx) {
       replace(table, h('p', { class: 'muted', text: 'Loading…' }));
       return;
     }
-    if (!players.length) {
-      replace(table, h('p', { class: 'muted empty', text: 'No games played yet. Be the first on the board!' }));
+    const shown = by === 'wins' ? players.filter((p) => p.wins > 0) : players;
+    if (!shown.length) {
+      replace(table, h('p', { class: 'muted empty', text: by === 'wins' ? 'No wins yet. Be the first on the board!' : 'No games played yet. Be the first on the board!' }));
       return;
     }
+    const ranks = competitionRanks(shown.map((p) => (by === 'wins' ? p.wins : Math.round(p.rating.rating))));
     const me = myAddress();
     replace(
       table,
@@ -84,11 +88,11 @@ export function mount(root, ctx) {
         h(
           'tbody',
           {},
-          players.map((p, i) =>
+          shown.map((p, i) =>
             h(
               'tr',
-              { class: p.address === me ? 'is-me' : '' },
-              h('td', { class: 'rank', text: String(i + 1) }),
+              { class: `${p.address === me ? 'is-me' : ''}${ranks[i] <= 3 ? ` medal-${ranks[i]}` : ''}` },
+              h('td', { class: 'rank', text: i > 0 && ranks[i] === ranks[i - 1] ? `=${ranks[i]}` : String(ranks[i]) }),
               h('td', {}, h('a', { class: 'mono', href: `/player/${p.address}`, text: shortAddress(p.address) }), p.address === me ? h('span', { class: 'tag', text: 'you' }) : null, p.active_match ? h('a', { class: 'tag tag-live', href: `/match/${p.active_match}`, text: 'playing' }) : null),
               h('td', { class: 'num' }, h('strong', { text: Math.round(p.rating.rating).toString() }), h('span', { class: 'muted small', text: ` ±${Math.round(p.rating.deviation)}` })),
               h('td', { class: 'num', text: String(p.wins) }),

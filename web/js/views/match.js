@@ -22,7 +22,7 @@ import { announce, h, ICONS, icon, replace, toast } from '../dom.js';
 import { formatAmount, formatCountdown, gameName, shortAddress } from '../format.js';
 import { realtime } from '../realtime.js';
 import { ownersOf } from '../rules.js';
-import { myAddress, onInbox, onSession } from '../session.js';
+import { headSeq, myAddress, onInbox, onSession } from '../session.js';
 
 /**
  * @typedef {import('../session.js').MatchView} MatchView
@@ -56,6 +56,7 @@ export function mount(root, ctx) {
   const boardView = new BoardView({
     label: `Match ${id} board`,
     onPlay: (cell) => move(cell),
+    onRefuse: (_cell, taken) => refusal(taken),
     onKey: (e) => pickKey(e.key),
   });
   const status = h('div', { class: 'status' });
@@ -188,14 +189,51 @@ export function mount(root, ctx) {
       ctx.navigate(`/match/${k.match_id}`);
     }
   });
+  // A spectator follows the players to their rematch: it starts on the lobby topic (the
+  // players learn of it from their inbox). Watched only once this match has ended.
+  let stopLobby = () => {};
+  let followingRematch = false;
+  let unmounted = false;
+  function followRematch() {
+    if (followingRematch) return;
+    followingRematch = true;
+    headSeq()
+      .catch(() => 0)
+      .then((since) => {
+        if (unmounted) return;
+        stopLobby = realtime.subscribe('lobby', since, {
+          onEvent: (event) => {
+            const k = event.kind;
+            if (k.type === 'game_started' && k.origin?.kind === 'rematch' && Number(k.origin.of) === id && mySeat() === null) {
+              announce('The rematch has started.');
+              ctx.navigate(`/match/${k.match_id}`);
+            }
+          },
+        });
+      });
+  }
   const stopSession = onSession(() => render());
   const stopTicker = every(() => renderClock());
 
+  /**
+   * Why a square cannot be played now, or null when there is nothing to say.
+   * @param {boolean} taken
+   */
+  function refusal(taken) {
+    if (!view) return null;
+    if (view.phase === 'finished') return 'The match is over';
+    if (mySeat() === null) return 'You are watching this match';
+    if (taken) return 'That square is taken';
+    if (pending) return 'Sending your move…';
+    if (view.phase === 'ready' || view.phase === 'in_progress') return `Wait for your opponent's move`;
+    return null;
+  }
+
   /** @param {number} cell */
   async function move(cell) {
-    if (!view || pending || !isMyTurn()) return;
-    if (view.board[cell] !== '-') {
-      announce(`Square ${cell + 1} is taken`);
+    if (!view) return;
+    if (pending || !isMyTurn() || view.board[cell] !== '-') {
+      boardView.refuse(cell, view.board[cell] !== '-');
       return;
     }
     const mine = mySeat();
@@ -269,6 +307,20 @@ export function mount(root, ctx) {
     }
   }
 
+  /**
+   * How the result reads for whoever looks: `win` or `loss` for a player, `draw`, and
+   * `over` for anything else (a spectator's view of a win, a cancelled match).
+   * @returns {'win' | 'loss' | 'draw' | 'over'}
+   */
+  function resultKind() {
+    const o = view?.outcome;
+    if (!o) return 'over';
+    if (o.reason === 'draw') return 'draw';
+    const mine = mySeat();
+    if (mine === null || !o.winner || !PLAYED.has(o.reason)) return 'over';
+    return (o.winner === 'first' ? 0 : 1) === mine ? 'win' : 'loss';
+  }
+
   function moneyLine() {
     const me = myAddress();
     if (!view || !me || view.stake === '0' || mySeat() === null) return null;
@@ -314,6 +366,7 @@ export function mount(root, ctx) {
       owners,
     });
 
+    if (finished && mine === null && !view.rematch && view.outcome && PLAYED.has(view.outcome.reason)) followRematch();
     if (finished && !announcedEnd) {
       announcedEnd = true;
       if (view.moves.length || view.outcome?.reason !== 'cancelled') announce(`${resultTitle()}.`);
@@ -324,15 +377,16 @@ export function mount(root, ctx) {
     banner.hidden = !finished;
     if (finished) {
       const money = moneyLine();
+      const kind = resultKind();
       replace(
         banner,
         h(
           'div',
-          { class: 'result-card', role: 'status' },
+          { class: `result-card is-${kind}`, role: 'status' },
           h(
             'div',
             { class: 'result-text' },
-            h('p', { class: `result-title ${view.outcome?.winner ? 'win' : 'draw'}`, text: resultTitle() }),
+            h('p', { class: `result-title ${kind}`, text: resultTitle() }),
             money ? h('p', { class: 'result-money', text: money }) : null,
           ),
           rematchControls(),
@@ -365,7 +419,11 @@ export function mount(root, ctx) {
   }
 
   function rematchControls() {
-    if (!view || mySeat() === null || !view.outcome || !PLAYED.has(view.outcome.reason)) {
+    if (view && mySeat() === null) {
+      // A spectator cannot play this one again; the page follows the players' rematch.
+      return view.rematch ? h('div', { class: 'result-actions' }, h('a', { class: 'btn', href: `/match/${view.rematch}`, text: 'Watch the rematch' })) : null;
+    }
+    if (!view || !view.outcome || !PLAYED.has(view.outcome.reason)) {
       return h('div', { class: 'result-actions' }, h('a', { class: 'btn btn-primary', href: '/online', text: 'Play again' }));
     }
     if (view.rematch) {
@@ -531,7 +589,9 @@ export function mount(root, ctx) {
 
   render();
   return () => {
+    unmounted = true;
     stopTopic();
+    stopLobby();
     stopInbox();
     stopSession();
     stopTicker();

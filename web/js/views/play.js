@@ -82,6 +82,11 @@ export function mount(root, ctx) {
   const boardView = new BoardView({
     label: 'Game board',
     onPlay: (cell) => humanMove(cell),
+    onRefuse: (_cell, taken) => {
+      if (outcomeOf(settings.game, board)) return 'The game is over';
+      if (taken) return 'That square is taken';
+      return thinking ? 'Wait for the computer\'s move' : null;
+    },
     onKey: (e) => pickKey(e.key),
   });
 
@@ -208,9 +213,8 @@ export function mount(root, ctx) {
   /** @param {number} cell */
   function humanMove(cell) {
     const p = turnOf(board);
-    if (thinking || outcomeOf(settings.game, board) || !human(p)) return;
-    if (board[cell] !== '-') {
-      announce(`Square ${cell + 1} is taken`);
+    if (thinking || outcomeOf(settings.game, board) || !human(p) || board[cell] !== '-') {
+      boardView.refuse(cell, board[cell] !== '-');
       return;
     }
     const mark = settings.game === 'sos' ? sosMark : marksFor(settings.game, p)[0];
@@ -296,9 +300,11 @@ export function mount(root, ctx) {
     banner.hidden = !outcome;
     if (outcome) {
       const again = h('button', { class: 'btn btn-primary', type: 'button', text: 'Play again', onclick: () => newGame() });
+      // A win on this device is a win, unless the computer won it.
+      const kind = outcome.winner === null ? 'draw' : settings.opponent !== 'human' && outcome.winner !== settings.side ? 'loss' : 'win';
       replace(
         banner,
-        h('div', { class: 'result-card', role: 'status' }, h('div', { class: 'result-text' }, h('p', { class: `result-title ${outcome.winner === null ? 'draw' : 'win'}`, text: resultText(outcome) })), h('div', { class: 'result-actions' }, again)),
+        h('div', { class: `result-card is-${kind}`, role: 'status' }, h('div', { class: 'result-text' }, h('p', { class: `result-title ${kind}`, text: resultText(outcome) })), h('div', { class: 'result-actions' }, again)),
       );
     }
 

@@ -7,7 +7,7 @@
 
 import { api } from '../api.js';
 import { copyButton, h, ICONS, icon, replace } from '../dom.js';
-import { formatAmount, gameName, isAddress, shortAddress } from '../format.js';
+import { formatAmount, formatWhen, gameName, isAddress, shortAddress } from '../format.js';
 import { realtime } from '../realtime.js';
 import { headSeq, myAddress, onSession } from '../session.js';
 
@@ -120,11 +120,13 @@ export function mount(root, ctx) {
               recent.map((m) => {
                 const result = resultFor(m);
                 const others = (m.players ?? []).filter((s) => s.address !== address).map((s) => (s.address ? shortAddress(s.address) : `computer (${s.level})`));
+                // When it ended, or its last move while it runs.
+                const when = m.outcome?.ended_ms ?? m.last_activity_ms;
                 return h(
                   'li',
                   { class: 'list-row' },
                   h('span', { class: `result-pill ${result}`, text: result }),
-                  h('span', { class: 'row-main' }, h('a', { href: `/match/${m.id}`, text: `#${m.id} ${gameName(m.game)}` }), h('span', { class: 'muted', text: `${others.length ? ` vs ${others.join(', ')}` : ''}${m.stake !== '0' ? ` · stake ${formatAmount(m.stake)}` : ''}` })),
+                  h('span', { class: 'row-main' }, h('a', { href: `/match/${m.id}`, text: `#${m.id} ${gameName(m.game)}` }), h('span', { class: 'muted', text: `${others.length ? ` vs ${others.join(', ')}` : ''}${m.stake !== '0' ? ` · stake ${formatAmount(m.stake)}` : ''}` }), h('time', { class: 'row-when muted small', datetime: new Date(when).toISOString(), text: formatWhen(when) })),
                 );
               }),
             )
