@@ -225,8 +225,8 @@ test('a spectator is not offered Play again, and follows the players to their re
     await page.setViewportSize(viewport);
     await screenshot(page, `feel-${name}-spectator-ended`);
   }
-  // Give the page a moment to start listening, then the players agree to a rematch.
-  await page.waitForTimeout(1000);
+  // The players agree to a rematch at once: the page follows it whether it began before or
+  // after the page started listening.
   await server.request('POST', `/api/matches/${id}/rematch`, undefined, b);
   const { match } = await server.request('POST', `/api/matches/${id}/rematch`, undefined, a);
   assert.notEqual(match.id, id);

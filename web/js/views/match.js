@@ -190,10 +190,20 @@ export function mount(root, ctx) {
     }
   });
   // A spectator follows the players to their rematch: it starts on the lobby topic (the
-  // players learn of it from their inbox). Watched only once this match has ended.
+  // players learn of it from their inbox). Watched only once this match has ended. The match
+  // is read again once the subscription stands, so a rematch that began between the first
+  // read and the lobby's head is followed too.
   let stopLobby = () => {};
   let followingRematch = false;
+  let followed = false;
   let unmounted = false;
+  /** @param {number | string} rematchId */
+  function goToRematch(rematchId) {
+    if (followed || unmounted || mySeat() !== null) return;
+    followed = true;
+    announce('The rematch has started.');
+    ctx.navigate(`/match/${rematchId}`);
+  }
   function followRematch() {
     if (followingRematch) return;
     followingRematch = true;
@@ -204,13 +214,14 @@ export function mount(root, ctx) {
         stopLobby = realtime.subscribe('lobby', since, {
           onEvent: (event) => {
             const k = event.kind;
-            if (k.type === 'game_started' && k.origin?.kind === 'rematch' && Number(k.origin.of) === id && mySeat() === null) {
-              announce('The rematch has started.');
-              ctx.navigate(`/match/${k.match_id}`);
-            }
+            if (k.type === 'game_started' && k.origin?.kind === 'rematch' && Number(k.origin.of) === id) goToRematch(k.match_id);
           },
         });
-      });
+        return api('GET', `/api/matches/${id}`).then((latest) => {
+          if (latest.rematch) goToRematch(latest.rematch);
+        });
+      })
+      .catch(() => {});
   }
   const stopSession = onSession(() => render());
   const stopTicker = every(() => renderClock());
