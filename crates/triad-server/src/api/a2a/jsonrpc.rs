@@ -187,3 +187,22 @@ pub fn request(value: Value) -> Result<Request, (Value, RpcError)> {
         params: object.remove("params").unwrap_or(Value::Null),
     })
 }
+
+/// The schema of `/a2a`'s bodies in the OpenAPI document: one JSON-RPC 2.0 object, or a
+/// batch (an array of them), as JSON-RPC allows both.
+pub struct RpcBody;
+
+impl utoipa::PartialSchema for RpcBody {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+        use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, OneOfBuilder, Type};
+        OneOfBuilder::new()
+            .item(ObjectBuilder::new().schema_type(Type::Object))
+            .item(ArrayBuilder::new().items(ObjectBuilder::new().schema_type(Type::Object)))
+            .description(Some(
+                "One JSON-RPC 2.0 object, or a batch: an array of them",
+            ))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for RpcBody {}

@@ -334,9 +334,9 @@ fn json_reply(body: Value) -> Response {
 /// A2A JSON-RPC: 1.0's `SendMessage`, `SendStreamingMessage`, `GetTask`, `CancelTask`,
 /// `SubscribeToTask` and 0.3's `message/send` and `message/stream`, one request or a
 /// batch.
-#[utoipa::path(post, path = "/a2a", tag = "agents", request_body(content = serde_json::Value, description = "A JSON-RPC 2.0 request object, or a batch (an array of them): A2A 1.0 SendMessage, SendStreamingMessage, GetTask, CancelTask, SubscribeToTask; A2A 0.3 message/send, message/stream"),
+#[utoipa::path(post, path = "/a2a", tag = "agents", request_body(content = inline(jsonrpc::RpcBody), description = "A JSON-RPC 2.0 request object, or a batch (an array of them): A2A 1.0 SendMessage, SendStreamingMessage, GetTask, CancelTask, SubscribeToTask; A2A 0.3 message/send, message/stream"),
     responses((status = 200, description = "A JSON-RPC 2.0 response object (a task, an agent message, or an error), an array of them for a batch; for the streaming methods, an SSE stream of them",
-            content((serde_json::Value = "application/json"), (String = "text/event-stream"))),
+            content((inline(jsonrpc::RpcBody) = "application/json"), (String = "text/event-stream"))),
         (status = 204, description = "Notifications only: no reply")),
     security(("bearer" = [])))]
 pub async fn rpc(
