@@ -190,6 +190,7 @@ pub fn request(value: Value) -> Result<Request, (Value, RpcError)> {
 
 /// The schema of `/a2a`'s bodies in the OpenAPI document: one JSON-RPC 2.0 object, or a
 /// batch (an array of them), as JSON-RPC allows both.
+#[derive(Debug)]
 pub struct RpcBody;
 
 impl utoipa::PartialSchema for RpcBody {
