@@ -12,7 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
-import { spawnServer, stopServer } from './serve.mjs';
+import { requestJson, spawnServer, stopServer } from './serve.mjs';
 
 import { addressOf } from '../../web/js/wallet.js';
 
@@ -105,20 +105,8 @@ export class Server {
   }
 
   /** A JSON request; throws with the API's message on an error status. */
-  async request(method, pathname, body, token) {
-    const headers = { accept: 'application/json' };
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    if (token) headers.authorization = `Bearer ${token}`;
-    const response = await fetch(this.url + pathname, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    const text = await response.text();
-    const json = text ? JSON.parse(text) : null;
-    if (!response.ok) {
-      const error = new Error(`${method} ${pathname}: ${response.status} ${text}`);
-      error.status = response.status;
-      error.body = json;
-      throw error;
-    }
-    return json;
+  request(method, pathname, body, token) {
+    return requestJson(this.url, method, pathname, body, token);
   }
 
   /** Logs a key in with a plain Ed25519 signature of the challenge; returns the token. */

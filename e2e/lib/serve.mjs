@@ -54,3 +54,23 @@ export async function stopServer(child) {
     await exited;
   }
 }
+
+/**
+ * A JSON request to the server at `url`; throws with the API's answer (its `status` and
+ * parsed `body` on the error) on an error status.
+ */
+export async function requestJson(url, method, pathname, body, token) {
+  const headers = { accept: 'application/json' };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (token) headers.authorization = `Bearer ${token}`;
+  const response = await fetch(url + pathname, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await response.text();
+  const json = text ? JSON.parse(text) : null;
+  if (!response.ok) {
+    const error = new Error(`${method} ${pathname}: ${response.status} ${text}`);
+    error.status = response.status;
+    error.body = json;
+    throw error;
+  }
+  return json;
+}

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
-import { spawnServer, stopServer } from '../../e2e/lib/serve.mjs';
+import { requestJson, spawnServer, stopServer } from '../../e2e/lib/serve.mjs';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const TRIAD_BIN = process.env.TRIAD_BIN
@@ -88,20 +88,8 @@ export class Server {
   }
 
   /** A JSON request; throws with the API's answer on an error status. */
-  async request(method, pathname, body, token) {
-    const headers = { accept: 'application/json' };
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    if (token) headers.authorization = `Bearer ${token}`;
-    const response = await fetch(this.url + pathname, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    const text = await response.text();
-    const json = text ? JSON.parse(text) : null;
-    if (!response.ok) {
-      const error = new Error(`${method} ${pathname}: ${response.status} ${text}`);
-      error.status = response.status;
-      error.body = json;
-      throw error;
-    }
-    return json;
+  request(method, pathname, body, token) {
+    return requestJson(this.url, method, pathname, body, token);
   }
 
   async stop() {
