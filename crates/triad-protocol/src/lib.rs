@@ -68,5 +68,5 @@ pub use game::{
 };
 pub use message::{
     Accept, Board, EMPTY_BOARD, GameId, GameResult, MAX_MESSAGE_BYTES, Message, Move, Outcome,
-    Payload, Propose, STATE_CONFLICT, board_string, decode_data, decode_data_json,
+    Payload, Propose, STATE_CONFLICT, board_string, decode_data, decode_data_json, whole_numbers,
 };

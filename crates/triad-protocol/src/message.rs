@@ -650,6 +650,32 @@ pub fn decode_data(data: &Value) -> Result<(App, Message), ProtocolError> {
     Ok((app, Message::decode(app, action, payload)?))
 }
 
+/// The data with every whole number written as an integer. A2A 1.0's official SDKs carry a
+/// data part as a `google.protobuf.Value`, whose numbers are doubles, so `"seq": 0` arrives
+/// as `"seq": 0.0`. A number with a fraction, or too large for a double to hold exactly,
+/// stays as it is (and [`decode_data`] refuses it where the protocol wants an integer).
+#[must_use]
+pub fn whole_numbers(value: Value) -> Value {
+    match value {
+        Value::Number(n) if n.is_f64() => match n.as_f64() {
+            // Exact: a double below 2^53 in magnitude is a whole number of i64.
+            #[allow(clippy::cast_possible_truncation)]
+            Some(f) if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 => {
+                Value::from(f as i64)
+            }
+            _ => Value::Number(n),
+        },
+        Value::Array(items) => Value::Array(items.into_iter().map(whole_numbers).collect()),
+        Value::Object(fields) => Value::Object(
+            fields
+                .into_iter()
+                .map(|(k, v)| (k, whole_numbers(v)))
+                .collect::<Map<_, _>>(),
+        ),
+        other => other,
+    }
+}
+
 /// Decodes an A2A data part given as JSON bytes (at most [`MAX_MESSAGE_BYTES`]): the
 /// fuzzed entry point.
 ///

@@ -4,7 +4,8 @@
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use triad_protocol::{
-    Action, App, GameId, GameResult, Message, Outcome, ProtocolError, decode_data, decode_data_json,
+    Action, App, GameId, GameResult, Message, Outcome, ProtocolError, decode_data,
+    decode_data_json, whole_numbers,
 };
 use triad_rules::{Mark, MoveError, Player};
 
@@ -541,4 +542,21 @@ proptest! {
         prop_assert_eq!(back_app, app);
         prop_assert_eq!(back, message);
     }
+}
+
+/// The official A2A SDKs send every number as a double: whole ones become integers, so a
+/// propose with `"seq": 0.0` decodes; fractions and strings stay as they are.
+#[test]
+fn whole_doubles_become_integers_and_others_stay() {
+    assert_eq!(
+        whole_numbers(json!({"a": [1.0, 2.5, -3.0], "b": "1.0", "c": 9.007_199_254_740_992e15})),
+        json!({"a": [1, 2.5, -3], "b": "1.0", "c": 9.007_199_254_740_992e15})
+    );
+    let sent =
+        json!({"appId": "tic-tac-toe", "action": "propose", "payload": {"seq": 0.0, "role": "X"}});
+    assert!(
+        decode_data(&sent).is_err(),
+        "a double is not an integer to the decoder"
+    );
+    assert!(decode_data(&whole_numbers(sent)).is_ok());
 }

@@ -422,36 +422,11 @@ impl Reply {
                 .get("data")
                 .filter(|_| kind.is_none_or(|k| k == "data"))
             {
-                self.data.push(whole_numbers(data.clone()));
+                self.data.push(triad_protocol::whole_numbers(data.clone()));
             } else if let Some(text) = part["text"].as_str() {
                 self.text.push(text.to_owned());
             }
         }
-    }
-}
-
-/// Whole numbers written as doubles (`1.0`, as protobuf's `Value` carries every number)
-/// turned back into integers, everywhere in `value`.
-pub(crate) fn whole_numbers(value: Value) -> Value {
-    match value {
-        Value::Number(n) if n.as_u64().is_none() && n.as_i64().is_none() => {
-            match n.as_f64() {
-                // Exactly representable: below 2^53.
-                Some(f) if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 => {
-                    #[allow(clippy::cast_possible_truncation)]
-                    let i = f as i64;
-                    json!(i)
-                }
-                _ => Value::Number(n),
-            }
-        }
-        Value::Array(items) => Value::Array(items.into_iter().map(whole_numbers).collect()),
-        Value::Object(map) => Value::Object(
-            map.into_iter()
-                .map(|(k, v)| (k, whole_numbers(v)))
-                .collect(),
-        ),
-        other => other,
     }
 }
 
@@ -847,13 +822,5 @@ mod tests {
             data: Value::Null,
         };
         assert_eq!(other.to_string(), "JSON-RPC error 1: m");
-    }
-
-    #[test]
-    fn whole_doubles_become_integers_and_others_stay() {
-        assert_eq!(
-            whole_numbers(json!({"a": [1.0, 2.5, -3.0], "b": "1.0"})),
-            json!({"a": [1, 2.5, -3], "b": "1.0"})
-        );
     }
 }

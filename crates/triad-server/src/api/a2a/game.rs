@@ -6,7 +6,7 @@
 //! is checked with [`triad_protocol::check_move`] against the engine's board, and a declared
 //! result must be the one the engine recorded.
 
-use serde_json::{Map, Number, Value};
+use serde_json::Value;
 use triad_engine::{Address, Command, EndReason, EngineError, Level, Match, MatchId, Seat};
 use triad_protocol::{
     App, Ending, GameId, GameResult, Message, Outcome, ProtocolError, check_move,
@@ -64,7 +64,8 @@ impl Ask {
         context: Option<&str>,
         task: Option<&str>,
     ) -> Result<Ask, ApiError> {
-        let (app, message) = triad_protocol::decode_data(&whole_numbers(data))?;
+        let (app, message) =
+            triad_protocol::decode_data(&triad_protocol::whole_numbers(data.clone()))?;
         let level = match level {
             None | Some(Value::Null) => Level::Perfect,
             Some(Value::String(l)) if l == "perfect" => Level::Perfect,
@@ -106,30 +107,6 @@ impl Ask {
             level,
             game,
         })
-    }
-}
-
-/// The data with every whole number written as an integer: the official SDKs carry a data
-/// part as a `google.protobuf.Value`, whose numbers are doubles, so `"seq": 0` arrives as
-/// `"seq": 0.0`. A number with a fraction stays as it is (and the protocol refuses it).
-pub fn whole_numbers(value: &Value) -> Value {
-    match value {
-        Value::Number(n) => match n.as_f64() {
-            Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() < 9.0e15 => {
-                // Exact: a double below 2^53 in magnitude is a whole number of i64.
-                #[allow(clippy::cast_possible_truncation)]
-                Value::Number(Number::from(f as i64))
-            }
-            _ => value.clone(),
-        },
-        Value::Array(items) => Value::Array(items.iter().map(whole_numbers).collect()),
-        Value::Object(fields) => Value::Object(
-            fields
-                .iter()
-                .map(|(k, v)| (k.clone(), whole_numbers(v)))
-                .collect::<Map<_, _>>(),
-        ),
-        _ => value.clone(),
     }
 }
 
