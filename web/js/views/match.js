@@ -254,7 +254,9 @@ export function mount(root, ctx) {
     try {
       /** @type {{ match: MatchView | null }} */
       const result = await api('POST', `/api/matches/${id}/moves`, { seq: view.seq + 1, cell, mark });
-      if (result.match) view = result.match;
+      // The opponent's reply may already have come live (and been drawn): an answer older
+      // than the view on screen must not take its place.
+      if (result.match && (!view || result.match.seq >= view.seq)) view = result.match;
       // The live event of a winning move may have come first and announced the result:
       // the placement must not take its place.
       if (!announcedEnd) announce(`You placed ${mark} in square ${cell + 1}.`);
