@@ -18,6 +18,7 @@ import * as match from './views/match.js';
 import * as online from './views/online.js';
 import * as play from './views/play.js';
 import * as player from './views/player.js';
+import * as review from './views/review.js';
 import * as wallet from './views/wallet.js';
 
 /**
@@ -33,6 +34,8 @@ const ROUTES = [
   { pattern: /^\/leaderboard$/, names: [], nav: 'leaderboard', title: 'Leaderboard', mount: leaderboard.mount },
   { pattern: /^\/player\/([^/]+)$/, names: ['address'], nav: 'leaderboard', title: 'Player', mount: player.mount },
   { pattern: /^\/wallet$/, names: [], nav: 'wallet', title: 'Wallet', mount: wallet.mount },
+  { pattern: /^\/review\/(\d+)$/, names: ['id'], nav: 'online', title: 'Review', mount: review.mount },
+  { pattern: /^\/review$/, names: [], nav: 'play', title: 'Review', mount: review.mount },
 ];
 
 const NAV = [

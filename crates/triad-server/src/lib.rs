@@ -23,6 +23,7 @@ pub mod config;
 pub mod core;
 pub mod hub;
 pub mod listen;
+pub mod picture;
 pub mod relay;
 pub mod sessions;
 pub mod store;

@@ -29,6 +29,7 @@ use axum::{
     http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header},
     response::{IntoResponse, Response},
 };
+use blake2::Digest as _;
 use rust_embed::Embed;
 
 /// Why [`serve`] has nothing to send; the API answers each in its error shape.
@@ -58,6 +59,8 @@ pub const PAGES: &[&str] = &[
     "/wallet",
     "/match/",
     "/player/",
+    "/review",
+    "/review/",
 ];
 
 /// The page's Content-Security-Policy. `'self'` in `connect-src` covers the same-origin
@@ -184,16 +187,125 @@ pub fn serve(method: &Method, uri: &Uri, headers: &HeaderMap) -> Result<Response
         HeaderValue::from_static("nosniff"),
     );
     if name == "index.html" {
-        out.insert(
-            header::CONTENT_SECURITY_POLICY,
-            HeaderValue::from_static(CSP),
-        );
-        out.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-        out.insert(
-            header::REFERRER_POLICY,
-            HeaderValue::from_static("no-referrer"),
-        );
+        page_headers(out);
     }
+    Ok(response)
+}
+
+/// The headers of the app's page: its Content-Security-Policy, no framing, no referrer.
+fn page_headers(out: &mut HeaderMap) {
+    out.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CSP),
+    );
+    out.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    out.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+}
+
+/// What a link to a page shows before it is opened (Open Graph and Twitter card tags).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Preview {
+    /// The title.
+    pub title: String,
+    /// One or two sentences.
+    pub description: String,
+    /// The picture's URL (1200 × 630).
+    pub image: String,
+    /// The page's canonical URL.
+    pub url: String,
+}
+
+impl Preview {
+    /// The tags, each value escaped for an HTML attribute.
+    fn tags(&self) -> String {
+        let tag = |attr: &str, name: &str, value: &str| {
+            format!("  <meta {attr}=\"{name}\" content=\"{}\">\n", escape(value))
+        };
+        [
+            tag("property", "og:type", "website"),
+            tag("property", "og:site_name", "Triad"),
+            tag("property", "og:title", &self.title),
+            tag("property", "og:description", &self.description),
+            tag("property", "og:image", &self.image),
+            tag("property", "og:image:width", "1200"),
+            tag("property", "og:image:height", "630"),
+            tag("property", "og:url", &self.url),
+            tag("name", "twitter:card", "summary_large_image"),
+            tag("name", "twitter:title", &self.title),
+            tag("name", "twitter:description", &self.description),
+            tag("name", "twitter:image", &self.image),
+        ]
+        .concat()
+    }
+}
+
+/// `text` safe inside a double-quoted HTML attribute.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The app's page with a link preview's tags in its head (and its title), for `GET` or
+/// `HEAD`; the page's script then routes on the path as usual.
+///
+/// # Errors
+/// When the method is not `GET` or `HEAD`, or the page is missing from the build.
+pub fn page_with_preview(
+    method: &Method,
+    headers: &HeaderMap,
+    preview: &Preview,
+) -> Result<Response, NotServed> {
+    if method != Method::GET && method != Method::HEAD {
+        return Err(NotServed::MethodNotAllowed);
+    }
+    let file = Assets::get("index.html").ok_or(NotServed::NoSuchFile)?;
+    let page = String::from_utf8_lossy(&file.data)
+        .replacen(
+            "<title>Triad</title>",
+            &format!("<title>{}</title>", escape(&preview.title)),
+            1,
+        )
+        .replacen("</head>", &format!("{}</head>", preview.tags()), 1);
+    let digest = blake2::Blake2b::<blake2::digest::consts::U16>::digest(page.as_bytes());
+    let etag = format!("\"{}\"", hex::encode(digest));
+    let mut response = if matches_etag(headers, &etag) {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        let body = if method == Method::HEAD {
+            Body::empty()
+        } else {
+            Body::from(page)
+        };
+        let mut response = Response::new(body);
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/html; charset=utf-8"),
+        );
+        response
+    };
+    let out = response.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(&etag) {
+        out.insert(header::ETAG, v);
+    }
+    out.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    out.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    page_headers(out);
     Ok(response)
 }
 

@@ -40,11 +40,13 @@
 
 mod export;
 mod packed;
+mod review;
 mod strength;
 mod table;
 mod value;
 
 pub use export::{MovesJsError, UnsupportedGame, jsonl, moves_js, parse_moves_js, write_jsonl};
+pub use review::{IllegalMove, Judgement, Ply, Review, winner_with_best_play};
 pub use strength::{CASUAL_SLIP_PROBABILITY, Strength, UnknownStrength};
 pub use table::{Counts, POSITION_NUMBERS, Table, table};
 pub use value::{UnknownVerdict, Value, Verdict};

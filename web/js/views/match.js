@@ -431,16 +431,21 @@ export function mount(root, ctx) {
     renderClock();
   }
 
+  /** A link to the finished match's review, when it has moves to review. */
+  function reviewLink() {
+    return view && view.phase === 'finished' && view.moves.length ? h('a', { class: 'btn', href: `/review/${id}`, text: 'Review' }) : null;
+  }
+
   function rematchControls() {
     if (view && mySeat() === null) {
       // A spectator cannot play this one again; the page follows the players' rematch.
-      return view.rematch ? h('div', { class: 'result-actions' }, h('a', { class: 'btn', href: `/match/${view.rematch}`, text: 'Watch the rematch' })) : null;
+      return h('div', { class: 'result-actions' }, view.rematch ? h('a', { class: 'btn', href: `/match/${view.rematch}`, text: 'Watch the rematch' }) : null, reviewLink());
     }
     if (!view || !view.outcome || !PLAYED.has(view.outcome.reason)) {
       return h('div', { class: 'result-actions' }, h('a', { class: 'btn btn-primary', href: '/online', text: 'Play again' }));
     }
     if (view.rematch) {
-      return h('div', { class: 'result-actions' }, h('a', { class: 'btn btn-primary', href: `/match/${view.rematch}`, text: `Go to the rematch` }));
+      return h('div', { class: 'result-actions' }, h('a', { class: 'btn btn-primary', href: `/match/${view.rematch}`, text: `Go to the rematch` }), reviewLink());
     }
     const mine = mySeat();
     const offeredBy = view.rematch_offer === 'first' ? 0 : view.rematch_offer === 'second' ? 1 : null;
@@ -454,7 +459,7 @@ export function mount(root, ctx) {
             text: offeredBy === null ? 'Rematch' : 'Accept rematch',
             onclick: () => command(`/api/matches/${id}/rematch`, offeredBy === null ? 'Rematch offered.' : 'Rematch accepted.'),
           });
-    return h('div', { class: 'result-actions' }, rematch, h('a', { class: 'btn', href: '/online', text: 'New opponent' }));
+    return h('div', { class: 'result-actions' }, rematch, reviewLink(), h('a', { class: 'btn', href: '/online', text: 'New opponent' }));
   }
 
   /** @param {0 | 1 | null} mine @param {0 | 1 | null} turn */

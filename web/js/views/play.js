@@ -195,6 +195,13 @@ export function mount(root, ctx) {
     maybeComputer();
   }
 
+  /** A link to this game's review (which is also its share link). */
+  function reviewLink() {
+    const moves = cells.map((cell) => `${board[cell]}${cell + 1}`).join(',');
+    const query = new URLSearchParams({ game: settings.game, moves });
+    return h('a', { class: 'btn', href: `/review?${query}`, text: 'Review' });
+  }
+
   function turnText() {
     const outcome = outcomeOf(settings.game, board);
     if (outcome) return resultText(outcome);
@@ -304,7 +311,7 @@ export function mount(root, ctx) {
       const kind = outcome.winner === null ? 'draw' : settings.opponent !== 'human' && outcome.winner !== settings.side ? 'loss' : 'win';
       replace(
         banner,
-        h('div', { class: `result-card is-${kind}`, role: 'status' }, h('div', { class: 'result-text' }, h('p', { class: `result-title ${kind}`, text: resultText(outcome) })), h('div', { class: 'result-actions' }, again)),
+        h('div', { class: `result-card is-${kind}`, role: 'status' }, h('div', { class: 'result-text' }, h('p', { class: `result-title ${kind}`, text: resultText(outcome) })), h('div', { class: 'result-actions' }, again, reviewLink())),
       );
     }
 

@@ -10,6 +10,7 @@ pub mod ledger;
 pub mod mcp;
 pub mod object;
 pub mod relay;
+pub mod review;
 pub mod system;
 pub mod views;
 pub mod ws;
@@ -224,6 +225,17 @@ impl ApiState {
             .await?
             .map(|m| MatchView::new(&m, &config)))
     }
+
+    /// A match as the engine holds it, or as last stored once it left memory.
+    ///
+    /// # Errors
+    /// When the database cannot be read.
+    pub async fn match_record(&self, id: MatchId) -> Result<Option<triad_engine::Match>, ApiError> {
+        if let Some(m) = self.core.read().await.match_(id) {
+            return Ok(Some(m.clone()));
+        }
+        Ok(self.store.match_(id).await?)
+    }
 }
 
 /// The bearer token of a request, if any.
@@ -295,6 +307,7 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
         (name = "ledger", description = "Balances, deposits, withdrawals, the reserve"),
         (name = "realtime", description = "The WebSocket"),
         (name = "system", description = "Health, metrics, this document"),
+        (name = "review", description = "Game review with the solver, board pictures"),
         (name = "agents", description = "Agent-to-agent app messages (the A2A tic-tac-toe protocol), relayed and refereed; A2A for the computer"),
     )
 )]
@@ -337,6 +350,9 @@ pub fn routes() -> (Router<ApiState>, utoipa::openapi::OpenApi) {
         .routes(routes!(games::get_player))
         .routes(routes!(games::leaderboard))
         .routes(routes!(analysis::analyze))
+        .routes(routes!(review::review_match))
+        .routes(routes!(review::review_moves))
+        .routes(routes!(review::board_image))
         .routes(routes!(ledger::my_ledger))
         .routes(routes!(ledger::deposit))
         .routes(routes!(ledger::withdraw))
@@ -459,6 +475,8 @@ pub fn router(state: ApiState) -> Router {
     let (router, _) = routes();
     // The MCP server: not a REST resource, so not in the OpenAPI document.
     let router = router.merge(mcp::routes(&state));
+    // The review page with its link preview: a page of the web app, not in the document.
+    let router = router.route("/review/{id}", axum::routing::get(review::review_page));
     let timeout = Duration::from_millis(state.settings.request_timeout_ms);
     // One semaphore for the whole server: `Router::layer` builds a layer per route, so a
     // plain concurrency limit would count each route on its own.
