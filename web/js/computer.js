@@ -1,42 +1,27 @@
 // @ts-check
 /**
- * The computer opponent for play without logging in. Perfect and casual play ask the
- * server's solver (`GET /api/analysis/{game}/{board}`: every legal move's exact value and
- * the best moves) and choose here, as `triad-solver`'s `Strength` does:
+ * The computer opponent for play on this device. Perfect and casual play use the solver in
+ * the page (`solver.js`: every legal move's exact value and the best moves, the same as the
+ * server's `GET /api/analysis`), so the computer needs no server and plays offline; they
+ * choose as `triad-solver`'s `Strength` does:
  * - perfect: one of the best moves, uniformly (wins fastest, loses slowest, never worse);
  * - casual: with probability 1/4 any move that does not lose, otherwise a best move;
- * - random: any legal move, uniformly (the HTML5 canvas game's `RandomPlayer`); needs no server.
+ * - random: any legal move, uniformly (the HTML5 canvas game's `RandomPlayer`).
  * @module
  */
 
-import { api } from './api.js';
 import { legalMoves } from './rules.js';
+import { analyze } from './solver.js';
 
 /**
  * @typedef {'perfect' | 'casual' | 'random'} Strength
  * @typedef {import('./rules.js').GameKind} GameKind
  * @typedef {import('./rules.js').Mark} Mark
- * @typedef {{ verdict: 'win' | 'draw' | 'loss', plies: number }} Value
- * @typedef {{ cell: number, mark: Mark } & Value} MoveValue
- * @typedef {{
- *   game: GameKind, board: string, turn: 'first' | 'second' | null, value: Value,
- *   outcome: { winner: 'first' | 'second' | null, cells: number[] } | null,
- *   moves: MoveValue[], best: { cell: number, mark: Mark }[],
- * }} Analysis
+ * @typedef {import('./solver.js').Analysis} Analysis
  */
 
 /** The chance that a casual player settles for any non-losing move (the solver's). */
 export const CASUAL_SLIP_PROBABILITY = 0.25;
-
-/**
- * The solver's analysis of a position.
- * @param {GameKind} game
- * @param {string} board
- * @returns {Promise<Analysis>}
- */
-export function analyze(game, board) {
-  return api('GET', `/api/analysis/${game}/${board}`, undefined, { auth: false });
-}
 
 /**
  * Picks an element uniformly.
@@ -77,5 +62,5 @@ export async function computerMove(game, board, strength) {
     const moves = legalMoves(game, board);
     return moves.length ? pick(moves, Math.random) : null;
   }
-  return chooseFromAnalysis(await analyze(game, board), strength);
+  return chooseFromAnalysis(analyze(game, board), strength);
 }

@@ -209,3 +209,9 @@ onInbox((event, info) => {
 realtime.start();
 route();
 startSession();
+
+// The service worker keeps a copy of the app's files, so the page opens and plays against
+// the computer with no server (web/sw.js). A browser without one simply goes without.
+if ('serviceWorker' in navigator) {
+  navigator.serviceWorker.register('/sw.js').catch(() => {});
+}

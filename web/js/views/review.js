@@ -11,11 +11,12 @@
  * @module
  */
 
-import { api } from '../api.js';
+import { api, ApiError } from '../api.js';
 import { BoardView } from '../board.js';
 import { announce, copyText, h, ICONS, icon, replace, toast } from '../dom.js';
 import { gameName, shortAddress } from '../format.js';
 import { outcomeOf, ownersOf } from '../rules.js';
+import { reviewOf } from '../solver.js';
 
 /**
  * @typedef {import('../rules.js').GameKind} GameKind
@@ -214,6 +215,27 @@ export function mount(root, ctx) {
     show(ctx.query.has('ply') && Number.isInteger(wanted) ? wanted : r.plies.length);
   }
 
+  /**
+   * The review of `X5,O1,…` by the solver in the page.
+   * @param {string} game
+   * @param {string} moves
+   * @returns {ReviewView}
+   */
+  function localReview(game, moves) {
+    if (game !== 'tic-tac-toe' && game !== 'sos') throw new Error('The game is tic-tac-toe or sos.');
+    const list = moves
+      ? moves.split(',').map((item, i) => {
+          const mark = item.trim().charAt(0).toUpperCase();
+          const square = Number(item.trim().slice(1));
+          if (!['X', 'O', 'S'].includes(mark) || !Number.isInteger(square) || square < 1 || square > 9) {
+            throw new Error(`Move ${i + 1} (${item}) is not a mark and a square 1-9, such as X5 or S1.`);
+          }
+          return { cell: square - 1, mark: /** @type {import('../rules.js').Mark} */ (mark) };
+        })
+      : [];
+    return reviewOf(game, list);
+  }
+
   /** @param {string} message */
   function fail(message) {
     layout.hidden = true;
@@ -228,7 +250,13 @@ export function mount(root, ctx) {
       } else {
         const game = ctx.query.get('game') ?? 'tic-tac-toe';
         const moves = ctx.query.get('moves') ?? '';
-        review = await api('GET', `/api/review/${encodeURIComponent(game)}?moves=${encodeURIComponent(moves)}`, undefined, { auth: false });
+        try {
+          review = await api('GET', `/api/review/${encodeURIComponent(game)}?moves=${encodeURIComponent(moves)}`, undefined, { auth: false });
+        } catch (e) {
+          // With no server (offline), the solver in the page reviews the game alike.
+          if (!(e instanceof ApiError && e.error === 'network')) throw e;
+          review = localReview(game, moves);
+        }
       }
       render();
     } catch (e) {
