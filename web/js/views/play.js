@@ -7,6 +7,10 @@
  * people, `/?player=random` the random computer; `player=casual|perfect`, `game=sos` and
  * `as=O` (or `as=second`) choose the rest. The default is the canvas game's: you are X against the
  * perfect computer.
+ *
+ * The game in progress is kept in this browser (`localStorage`), so a reload or a visit to
+ * another page does not lose it: the page comes back to it when its address names the same
+ * settings, or names none. A change of setting in the middle of a game asks first.
  * @module
  */
 
@@ -36,6 +40,34 @@ export function settingsFromQuery(query) {
   const as = (query.get('as') ?? '').toLowerCase();
   const side = as === 'o' || as === 'second' || as === '2' ? 1 : 0;
   return { game, opponent, side };
+}
+
+/** Where the game in progress is kept. */
+const SAVED_GAME = 'triad.local-game';
+
+/**
+ * @typedef {{ settings: Settings, moves: { cell: number, mark: Mark }[] }} SavedGame
+ */
+
+/** The game kept in this browser, if any and readable. @returns {SavedGame | null} */
+function savedGame() {
+  try {
+    const saved = JSON.parse(localStorage.getItem(SAVED_GAME) ?? 'null');
+    if (!saved || typeof saved !== 'object' || !Array.isArray(saved.moves)) return null;
+    const settings = settingsFromQuery(new URLSearchParams(queryOf(saved.settings ?? {})));
+    return { settings, moves: saved.moves };
+  } catch {
+    return null;
+  }
+}
+
+/** @param {SavedGame} game */
+function saveGame(game) {
+  try {
+    localStorage.setItem(SAVED_GAME, JSON.stringify(game));
+  } catch {
+    // Storage full or refused (a private window): the game simply is not kept.
+  }
 }
 
 /** @param {Settings} s */
@@ -97,6 +129,8 @@ export function mount(root, ctx) {
   const moveList = h('ol', { class: 'move-list', 'aria-label': 'Moves' });
   const scoreBoard = h('div', { class: 'scoreboard' });
   const settingsBox = h('div', { class: 'settings' });
+  /** Asks before a change of setting throws away the game in progress. */
+  const confirmBox = h('div', { class: 'confirm-card card', role: 'alertdialog', 'aria-label': 'Start a new game?', hidden: true });
   const help = h('p', { class: 'kbd-help' });
 
   const stage = h('div', { class: 'stage' }, status, banner, h('div', { class: 'board-host' }, boardView.element), picker, problemBox, help);
@@ -106,6 +140,7 @@ export function mount(root, ctx) {
     h('h1', { class: 'panel-title', text: 'Play' }),
     h('p', { class: 'muted', text: 'On this device, no account needed.' }),
     settingsBox,
+    confirmBox,
     h('div', { class: 'panel-actions' }, h('button', { class: 'btn btn-primary', type: 'button', text: 'New game', onclick: () => newGame() })),
     h('h2', { class: 'section-title', text: 'Score' }),
     scoreBoard,
@@ -176,13 +211,64 @@ export function mount(root, ctx) {
 
   /** @param {Partial<Settings>} next */
   function change(next) {
-    settings = { ...settings, ...next };
-    history.replaceState(null, '', `${location.pathname}${queryOf(settings)}`);
-    renderSettings();
-    newGame();
+    const apply = () => {
+      confirmBox.hidden = true;
+      settings = { ...settings, ...next };
+      history.replaceState(null, '', `${location.pathname}${queryOf(settings)}`);
+      renderSettings();
+      newGame();
+    };
+    if (!cells.length || outcomeOf(settings.game, board)) return apply();
+    // A game in progress: ask, and keep it unless the player says otherwise.
+    const keep = h('button', {
+      class: 'btn',
+      type: 'button',
+      text: 'Keep playing',
+      onclick: () => {
+        confirmBox.hidden = true;
+        renderSettings();
+        announce('Your game goes on.');
+      },
+    });
+    replace(
+      confirmBox,
+      h('p', { class: 'confirm-text', text: `Start a new game? The game in progress (${cells.length} move${cells.length === 1 ? '' : 's'}) will be lost.` }),
+      h('div', { class: 'confirm-actions' }, h('button', { class: 'btn btn-primary', type: 'button', text: 'New game', onclick: apply }), keep),
+    );
+    confirmBox.hidden = false;
+    keep.focus();
   }
 
-  function newGame() {
+  function save() {
+    saveGame({ settings, moves: cells.map((cell) => ({ cell, mark: /** @type {Mark} */ (board[cell]) })) });
+  }
+
+  /**
+   * Comes back to the game kept in this browser, when the address names its settings or
+   * none; returns whether it did.
+   */
+  function resume() {
+    const saved = savedGame();
+    const explicit = ['player', 'game', 'as'].some((k) => ctx.query.has(k));
+    if (!saved || !saved.moves.length) return false;
+    if (explicit && queryOf(saved.settings) !== queryOf(settings)) return false;
+    try {
+      let replay = EMPTY_BOARD;
+      for (const { cell, mark } of saved.moves) replay = play(saved.settings.game, replay, cell, mark);
+      settings = saved.settings;
+      board = replay;
+      cells = saved.moves.map((m) => m.cell);
+    } catch {
+      return false;
+    }
+    counted = !!outcomeOf(settings.game, board);
+    history.replaceState(null, '', `${location.pathname}${queryOf(settings)}`);
+    announce(`Your game of ${settings.game === 'sos' ? 'SOS' : 'tic-tac-toe'} is back. ${turnText()}`);
+    return true;
+  }
+
+  /** @param {boolean} [forget] whether to drop the kept game now (not at the page's start: a game kept for other settings stays until a move here) */
+  function newGame(forget = true) {
     generation++;
     board = EMPTY_BOARD;
     cells = [];
@@ -190,6 +276,7 @@ export function mount(root, ctx) {
     problem = null;
     counted = false;
     sosMark = 'S';
+    if (forget) save();
     announce(`New game of ${settings.game === 'sos' ? 'SOS' : 'tic-tac-toe'}. ${turnText()}`);
     render();
     maybeComputer();
@@ -234,6 +321,7 @@ export function mount(root, ctx) {
     const p = turnOf(board);
     board = play(settings.game, board, cell, mark);
     cells.push(cell);
+    save();
     const outcome = outcomeOf(settings.game, board);
     let text = `${name(p)} ${settings.opponent !== 'human' && p === settings.side ? 'place' : 'places'} ${mark} in square ${cell + 1}.`;
     if (settings.opponent === 'human' && settings.game !== 'sos') text = `${mark} in square ${cell + 1}.`;
@@ -371,8 +459,14 @@ export function mount(root, ctx) {
   };
   document.addEventListener('keydown', globalKeys);
 
-  renderSettings();
-  newGame();
+  if (resume()) {
+    renderSettings();
+    render();
+    maybeComputer();
+  } else {
+    renderSettings();
+    newGame(false);
+  }
   return () => {
     generation++;
     document.removeEventListener('keydown', globalKeys);
