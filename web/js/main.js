@@ -169,6 +169,13 @@ document.addEventListener('click', (event) => {
 });
 window.addEventListener('popstate', route);
 
+/** The connection banner's text: play on this device needs no connection. @param {string} first */
+function offlineText(first) {
+  return header.dataset.current === 'play'
+    ? `${first} Play on this device goes on as usual.`
+    : `${first} The game will catch up when you are back.`;
+}
+
 // The header follows the session and the connection.
 onSession(() => renderAccount());
 let lastStatus = realtime.status;
@@ -180,12 +187,12 @@ realtime.onStatus((status) => {
   if (status === 'open' || status === 'connecting') {
     banner.hidden = true;
   } else if (status === 'offline') {
-    banner.textContent = 'You are offline. The game will catch up when you are back.';
+    banner.textContent = offlineText('You are offline.');
     banner.hidden = false;
   } else {
     // A reconnection that succeeds at once is not worth a banner.
     bannerTimer = window.setTimeout(() => {
-      banner.textContent = 'Reconnecting to Triad…';
+      banner.textContent = offlineText('Reconnecting to Triad…');
       banner.hidden = false;
     }, 1500);
   }

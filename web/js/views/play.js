@@ -217,6 +217,8 @@ export function mount(root, ctx) {
       history.replaceState(null, '', `${location.pathname}${queryOf(settings)}`);
       renderSettings();
       newGame();
+      // On a phone the settings are below the board: bring the new game into view.
+      if (window.matchMedia('(max-width: 760px)').matches) stage.scrollIntoView({ block: 'start', behavior: window.matchMedia('(prefers-reduced-motion: reduce)').matches ? 'auto' : 'smooth' });
     };
     if (!cells.length || outcomeOf(settings.game, board)) return apply();
     // A game in progress: ask, and keep it unless the player says otherwise.
