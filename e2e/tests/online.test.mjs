@@ -86,6 +86,10 @@ test('challenge, accept, play to a win; both see it live; stats and ratings upda
   assert.deepEqual([a.games, a.wins, a.draws], [1, 1, 0]);
   assert.deepEqual([b.games, b.wins, b.draws], [1, 0, 0]);
   assert.ok(a.rating.rating > 1500 && b.rating.rating < 1500, `ratings ${a.rating.rating} ${b.rating.rating}`);
+  // Each player sees their rating change under the result, ± in whole points.
+  const [up, down] = [Math.round(a.rating.rating), Math.round(b.rating.rating)];
+  assert.equal(await alice.locator('.result-rating').innerText(), `Rating 1500 → ${up} (+${up - 1500})`);
+  assert.equal(await bob.locator('.result-rating').innerText(), `Rating 1500 → ${down} (−${1500 - down})`);
   await bob.goto(`/player/${aliceAddress}`);
   const expected = [new RegExp(`^${Math.round(a.rating.rating)}\\s+Rating`), /^1\s+Games\s+100% won/, /^1\s+Won/];
   const stats = await textsWhen(bob.locator('.stat'), (texts) => expected.every((re, i) => re.test(texts[i] ?? '')));

@@ -25,7 +25,8 @@ import { loadOrCreateWallet, signText, storeWallet, walletSupport } from './wall
  * @typedef {{ address: string, wins: number, games: number, draws: number, rating: Rating, active_match: number | null }} PlayerView
  * @typedef {{ kind: 'human' | 'computer', address?: string, level?: string, marks: string[] }} SeatView
  * @typedef {{ seq: number, cell: number, mark: string, player: 'first' | 'second' }} MoveView
- * @typedef {{ reason: string, winner: 'first' | 'second' | null, winner_address: string | null, cells: number[], ended_ms: number }} OutcomeView
+ * @typedef {{ before: number, after: number, change: number }} RatingChangeView
+ * @typedef {{ reason: string, winner: 'first' | 'second' | null, winner_address: string | null, cells: number[], ended_ms: number, ratings?: RatingChangeView[] }} OutcomeView
  * @typedef {{ challenger: string, opponent: string, first: string, expires_at_ms: number }} ChallengeView
  * @typedef {{
  *   id: number, game: 'tic-tac-toe' | 'sos', stake: string, origin: string, rematch_of: number | null,

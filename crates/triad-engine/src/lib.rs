@@ -63,5 +63,5 @@ pub use event::{
     Account, Applied, EndReason, Event, EventKind, Origin, Seat, Transfer, TransferReason,
 };
 pub use ledger::Ledger;
-pub use matches::{Challenge, Deadline, DeadlineKind, Match, MatchResult, Phase};
+pub use matches::{Challenge, Deadline, DeadlineKind, Match, MatchResult, Phase, RatingChange};
 pub use stats::{PlayerStats, Rating};

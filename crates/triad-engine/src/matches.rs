@@ -57,6 +57,36 @@ pub struct MatchResult {
     pub cells: CellSet,
     /// When.
     pub ended_ms: u64,
+    /// Each player's rating before and after the game, `[first, second]`, for a game that
+    /// moved ratings (played between two people); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ratings: Option<[RatingChange; 2]>,
+}
+
+/// A player's rating before and after one game, rounded to whole points as people read it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RatingChange {
+    /// Before the game.
+    pub before: i32,
+    /// After it.
+    pub after: i32,
+}
+
+impl RatingChange {
+    /// The change from `before` to `after`, each rounded to whole points.
+    #[must_use]
+    pub fn new(before: f64, after: f64) -> RatingChange {
+        // Ratings stay within a few thousand points: the casts cannot truncate.
+        #[expect(
+            clippy::cast_possible_truncation,
+            reason = "ratings are far below i32::MAX"
+        )]
+        let round = |r: f64| r.round() as i32;
+        RatingChange {
+            before: round(before),
+            after: round(after),
+        }
+    }
 }
 
 /// What a deadline does when it passes.

@@ -345,6 +345,20 @@ export function mount(root, ctx) {
     return 'Your stake came back in full';
   }
 
+  /** The viewer's rating change, after a game that moved ratings. */
+  function ratingLine() {
+    const seat = mySeat();
+    const change = seat === null ? undefined : view?.outcome?.ratings?.[seat];
+    if (!change) return null;
+    const sign = change.change > 0 ? '+' : change.change < 0 ? '−' : '±';
+    return h(
+      'p',
+      { class: `result-rating ${change.change > 0 ? 'is-up' : change.change < 0 ? 'is-down' : ''}` },
+      `Rating ${change.before} → ${change.after} `,
+      h('strong', { text: `(${sign}${Math.abs(change.change)})` }),
+    );
+  }
+
   function render() {
     layout.hidden = !view && !!loadError;
     failed.hidden = !layout.hidden;
@@ -401,6 +415,7 @@ export function mount(root, ctx) {
             { class: 'result-text' },
             h('p', { class: `result-title ${kind}`, text: resultTitle() }),
             money ? h('p', { class: 'result-money', text: money }) : null,
+            ratingLine(),
           ),
           rematchControls(),
         ),

@@ -5,7 +5,7 @@ use triad_rules::{AnyGame, CellSet, GameKind, Player};
 
 use crate::{
     Address, Applied, Challenge, EndReason, Event, EventKind, Match, MatchId, MatchResult, Origin,
-    Phase, Seat, stats::rate,
+    Phase, RatingChange, Seat, stats::rate,
 };
 
 use super::index::{clock_deadline, reindex, reindex_challenge};
@@ -244,6 +244,7 @@ impl Engine {
             winner,
             cells,
             ended_ms: now,
+            ratings: None,
         });
         for address in m.participants() {
             let removed = self.active.remove(&address);
@@ -258,9 +259,17 @@ impl Engine {
             let first_won = winner.map(|w| w == Player::First);
             sa.count(first_won == Some(true), first_won.is_none());
             sb.count(first_won == Some(false), first_won.is_none());
+            let before = (sa.rating.rating, sb.rating.rating);
             (sa.rating, sb.rating) = rate(sa.rating, sb.rating, first_won);
+            let ratings = [
+                RatingChange::new(before.0, sa.rating.rating),
+                RatingChange::new(before.1, sb.rating.rating),
+            ];
             self.stats.insert(a, sa);
             self.stats.insert(b, sb);
+            if let Some(result) = self.matches.get_mut(&id).and_then(|m| m.result.as_mut()) {
+                result.ratings = Some(ratings);
+            }
         }
     }
 

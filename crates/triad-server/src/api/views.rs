@@ -55,6 +55,21 @@ pub struct OutcomeView {
     pub cells: Vec<u8>,
     /// When it ended.
     pub ended_ms: u64,
+    /// Each player's rating before and after the game, `[first, second]`, when it moved
+    /// ratings (a played game between two people); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ratings: Option<Vec<RatingChangeView>>,
+}
+
+/// A player's rating before and after a game, in whole points.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RatingChangeView {
+    /// Before the game.
+    pub before: i32,
+    /// After it.
+    pub after: i32,
+    /// `after - before`: what the web app shows as ±N.
+    pub change: i32,
 }
 
 /// An open challenge's terms.
@@ -216,6 +231,16 @@ impl MatchView {
                     .map(|a| a.to_string()),
                 cells: r.cells.iter().map(Cell::index).collect(),
                 ended_ms: r.ended_ms,
+                ratings: r.ratings.map(|changes| {
+                    changes
+                        .iter()
+                        .map(|c| RatingChangeView {
+                            before: c.before,
+                            after: c.after,
+                            change: c.after - c.before,
+                        })
+                        .collect()
+                }),
             }),
             challenge: m.challenge.map(|c| ChallengeView {
                 challenger: c.challenger.to_string(),
