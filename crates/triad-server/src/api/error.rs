@@ -24,7 +24,7 @@ use crate::{
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ErrorBody {
     /// Stable numeric code: 0-5 rules (0-3 as in the `tictactoe` contract), 100-199 engine, 200-299 API
-    /// (220-233: the agents' protocol).
+    /// (220-233: the agents' protocol; 235-237: notation).
     pub code: u16,
     /// Stable snake_case name.
     pub error: &'static str,
@@ -118,11 +118,17 @@ pub enum Api {
     GameIdTaken,
     /// 234: the server failed on the request (an internal fault, logged); nothing was done.
     InternalError,
+    /// 235: the text is not a record in Triad's notation (`docs/notation.md`).
+    NotationInvalid,
+    /// 236: a move of the record is one the rules refuse.
+    NotationIllegalMove,
+    /// 237: the record's headers disagree with its moves or with each other.
+    NotationInconsistent,
 }
 
 impl Api {
     /// Every API error.
-    pub const ALL: [Api; 35] = [
+    pub const ALL: [Api; 38] = [
         Api::BadRequest,
         Api::Unauthorized,
         Api::InvalidToken,
@@ -158,6 +164,9 @@ impl Api {
         Api::NoGame,
         Api::GameIdTaken,
         Api::InternalError,
+        Api::NotationInvalid,
+        Api::NotationIllegalMove,
+        Api::NotationInconsistent,
     ];
 
     /// Code, name, status and default message.
@@ -290,6 +299,24 @@ impl Api {
                 "internal_error",
                 S::INTERNAL_SERVER_ERROR,
                 "the server failed on this request (an internal fault, now in its log); nothing was done: report it to the operator with the time",
+            ),
+            Api::NotationInvalid => (
+                235,
+                "notation_invalid",
+                S::UNPROCESSABLE_ENTITY,
+                "the text is not a record in Triad's notation; see docs/notation.md",
+            ),
+            Api::NotationIllegalMove => (
+                236,
+                "notation_illegal_move",
+                S::UNPROCESSABLE_ENTITY,
+                "a move of the record is illegal; correct it at the line the message names",
+            ),
+            Api::NotationInconsistent => (
+                237,
+                "notation_inconsistent",
+                S::UNPROCESSABLE_ENTITY,
+                "the record's headers disagree with its moves; correct them at the line the message names",
             ),
             Api::UnknownApp => (
                 220,
