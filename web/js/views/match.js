@@ -20,6 +20,7 @@ import { BoardView } from '../board.js';
 import { every, serverNow } from '../clock.js';
 import { announce, h, ICONS, icon, replace, toast } from '../dom.js';
 import { formatAmount, formatCountdown, gameName, shortAddress } from '../format.js';
+import { downloadRecord } from '../notation.js';
 import { realtime } from '../realtime.js';
 import { ownersOf } from '../rules.js';
 import { headSeq, myAddress, onInbox, onSession } from '../session.js';
@@ -403,6 +404,7 @@ export function mount(root, ctx) {
             money ? h('p', { class: 'result-money', text: money }) : null,
           ),
           rematchControls(),
+          downloadRecord(view),
         ),
       );
     }
