@@ -543,3 +543,30 @@ proptest! {
         prop_assert_eq!(parse(&render(&record)), Ok(record));
     }
 }
+
+/// Every record in `docs/notation.md` reads as the page says: a block followed by a
+/// message in backticks fails with exactly that message, any other block parses.
+#[test]
+fn the_documents_examples_read_as_it_says() {
+    let doc = include_str!("../../../../docs/notation.md");
+    let mut blocks = 0;
+    let mut rest = doc;
+    while let Some(start) = rest.find("```text\n") {
+        let body = &rest[start + 8..];
+        let end = body.find("```\n").unwrap();
+        let (text, after) = (&body[..end], &body[end + 4..]);
+        match after.strip_prefix('`').filter(|a| a.starts_with("line ")) {
+            Some(message) => {
+                let message = &message[..message.find('`').unwrap()];
+                assert_eq!(parse(text).unwrap_err().to_string(), message, "{text}");
+            }
+            None => {
+                let record = parse(text).unwrap_or_else(|e| panic!("{text}\n{e}"));
+                assert_eq!(parse(&render(&record)), Ok(record));
+            }
+        }
+        blocks += 1;
+        rest = after;
+    }
+    assert_eq!(blocks, 7);
+}
