@@ -103,3 +103,30 @@ async fn an_unknown_match_has_no_notation() {
         .await
         .expect(400);
 }
+
+/// The notation's errors, as the endpoints that read records answer them: 422 with the
+/// notation's own code, name and message (line and column included).
+#[test]
+fn notation_errors_are_api_errors_with_the_same_code_and_name() {
+    use triad_server::api::error::{Api, ApiError};
+    for (text, code) in [
+        ("1. X5", 235),
+        ("[Game \"sos\"]\n1. S5 O5", 236),
+        ("[Game \"sos\"]\n1. S1 O2 2. S3 0-1", 237),
+    ] {
+        let e = notation::parse(text).unwrap_err();
+        assert_eq!(e.code(), code);
+        let api = ApiError::from(e.clone());
+        assert_eq!(
+            (api.status.as_u16(), api.body.code, api.body.error),
+            (422, e.code(), e.name())
+        );
+        assert_eq!(api.body.message, e.to_string());
+    }
+    let mut codes: Vec<u16> = Api::ALL.iter().map(|a| a.describe().0).collect();
+    let all = codes.len();
+    codes.sort_unstable();
+    codes.dedup();
+    assert_eq!(codes.len(), all, "every API error has a code of its own");
+    assert!(codes.contains(&235) && codes.contains(&236) && codes.contains(&237));
+}

@@ -249,7 +249,7 @@ fn engine_record(moves: &[(u8, Mark)], end: Option<Command>) -> (Record, crate::
         },
     );
     for (i, &(cell, mark)) in moves.iter().enumerate() {
-        let who = if i % 2 == 0 { alice } else { bob };
+        let who = if i.is_multiple_of(2) { alice } else { bob };
         let seq = i as u8 + 1;
         run(
             who,
@@ -421,7 +421,7 @@ fn round_trip(kind: GameKind, moves: &[Move], position: &AnyGame, n: usize) {
     record.result = position
         .outcome()
         .map_or(GameResult::Unfinished, GameResult::of_outcome);
-    if n % 2 == 0 {
+    if n.is_multiple_of(2) {
         record.match_id = Some(MatchId(n as u64));
         record.players = [
             Some(Seat::Human(Address::from_bytes([n as u8; 32]))),
