@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, test } from 'node:test';
 
-import { DESKTOP, PHONE, launchBrowser, makeKey, newPage, screenshot, startServer, waitForBoard } from '../lib/harness.mjs';
+import { DESKTOP, PHONE, launchBrowser, makeKey, newPage, openLoggedIn, screenshot, startServer, waitForBoard } from '../lib/harness.mjs';
 
 let server;
 let browser;
@@ -68,4 +68,37 @@ test('a match in play has no download button yet', async () => {
   await waitForBoard(page, '----S----');
   assert.equal(await page.getByRole('link', { name: 'Download' }).count(), 0);
   await page.context().close();
+});
+
+test("a player's finished match has Download beside Rematch", async () => {
+  for (const [name, viewport] of [['desktop', DESKTOP], ['phone', PHONE]]) {
+    const page = await newPage(browser, server, { viewport, isMobile: name === 'phone', hasTouch: name === 'phone' });
+    const address = await openLoggedIn(page);
+    const { token } = JSON.parse(await page.evaluate(() => localStorage.getItem('triad.session') ?? 'null'));
+    const bob = makeKey();
+    const bobToken = await server.login(bob);
+    // Bob challenges the page's player, who moves first, and gives up the top row.
+    const issued = await server.request('POST', '/api/challenges', { opponent: address, game: 'tic-tac-toe', stake: '0', first: 'opponent' }, bobToken);
+    const id = issued.match.id;
+    await server.request('POST', `/api/challenges/${id}/accept`, {}, token);
+    const moves = [[token, 0, 'X'], [bobToken, 3, 'O'], [token, 1, 'X'], [bobToken, 4, 'O'], [token, 2, 'X']];
+    for (const [i, [t, cell, mark]] of moves.entries()) {
+      await server.request('POST', `/api/matches/${id}/moves`, { seq: i + 1, cell, mark }, t);
+    }
+    await page.goto(`/match/${id}`);
+    await page.locator('.result-title', { hasText: 'You won!' }).waitFor();
+    const download = page.getByRole('link', { name: 'Download' });
+    const rematch = page.getByRole('button', { name: 'Rematch' });
+    await download.waitFor();
+    await rematch.waitFor();
+    await screenshot(page, `notation-download-player-${name}`);
+    // One group of actions: the download follows the rematch, beside it on a desktop, below
+    // it when a phone's row is full.
+    const [d, r] = [await download.boundingBox(), await rematch.boundingBox()];
+    assert.ok(d && r, 'both are shown');
+    if (name === 'desktop') assert.ok(d.x > r.x && Math.round(d.y) === Math.round(r.y), `${JSON.stringify(d)} ${JSON.stringify(r)}`);
+    else assert.ok(d.y >= r.y, `${JSON.stringify(d)} ${JSON.stringify(r)}`);
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  }
 });

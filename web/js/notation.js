@@ -15,19 +15,14 @@ import { h, ICONS, icon } from './dom.js';
  */
 export function downloadRecord(view) {
   return h(
-    'div',
-    { class: 'result-actions' },
-    h(
-      'a',
-      {
-        class: 'btn',
-        href: `/api/matches/${view.id}/notation`,
-        download: `triad-${view.game}-${view.id}.txt`,
-        title: 'Save the match as text, in Triad notation',
-        'data-testid': 'download-notation',
-      },
-      icon(ICONS.download),
-      'Download',
-    ),
+    'a',
+    {
+      class: 'btn',
+      href: `/api/matches/${view.id}/notation`,
+      download: `triad-${view.game}-${view.id}.txt`,
+      title: 'Save the match as text, in Triad notation',
+    },
+    icon(ICONS.download),
+    'Download',
   );
 }

@@ -403,8 +403,8 @@ export function mount(root, ctx) {
             h('p', { class: `result-title ${kind}`, text: resultTitle() }),
             money ? h('p', { class: 'result-money', text: money }) : null,
           ),
-          rematchControls(),
-          downloadRecord(view),
+          // The match's actions, then its record to download.
+          h('div', { class: 'result-actions' }, rematchControls(), downloadRecord(view)),
         ),
       );
     }
