@@ -327,18 +327,21 @@ impl Record {
         }
     }
 
-    /// The record of an engine match: its game, id, creation time (to the second), seats,
-    /// stake, result, end reason and moves.
+    /// The record of an engine match: its game, id, creation time (to the second; none past
+    /// the year 9999), seats, stake, result, end reason and moves.
     #[must_use]
     pub fn from_match(m: &Match) -> Record {
-        let (date, time) = utc(m.created_ms);
+        let (date, time) = match utc(m.created_ms) {
+            (date, time) if date.year <= 9999 => (Some(date), Some(time)),
+            _ => (None, None),
+        };
         let result = m.result.map_or(GameResult::Unfinished, |r| {
             GameResult::of(r.winner, r.reason == EndReason::Draw)
         });
         Record {
             match_id: Some(m.id),
-            date: Some(date),
-            time: Some(time),
+            date,
+            time,
             players: m.seats.map_or([None, None], |s| [Some(s[0]), Some(s[1])]),
             stake: Some(m.stake),
             result,

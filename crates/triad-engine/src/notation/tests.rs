@@ -570,3 +570,12 @@ fn the_documents_examples_read_as_it_says() {
     }
     assert_eq!(blocks, 7);
 }
+
+#[test]
+fn a_match_created_past_the_year_9999_has_no_date() {
+    let (_, mut m) = engine_record(&[(0, Mark::S)], None);
+    m.created_ms = u64::MAX;
+    let record = Record::from_match(&m);
+    assert_eq!((record.date, record.time), (None, None));
+    assert_eq!(parse(&render(&record)), Ok(record));
+}
