@@ -32,6 +32,7 @@ const SHELL = [
   '/js/dom.js',
   '/js/format.js',
   '/js/main.js',
+  '/js/notation.js',
   '/js/realtime.js',
   '/js/rules.js',
   '/js/session.js',

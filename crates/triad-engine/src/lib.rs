@@ -50,6 +50,7 @@ mod error;
 mod event;
 mod ledger;
 mod matches;
+pub mod notation;
 mod stats;
 
 pub use address::{Address, IdempotencyKey, InvalidAddress, MatchId};

@@ -31,6 +31,7 @@ const SERVED: &[(&str, &str)] = &[
     ("POST", "/api/matches/{id}/claim-timeout"),
     ("POST", "/api/matches/{id}/rematch"),
     ("GET", "/api/matches/{id}/events"),
+    ("GET", "/api/matches/{id}/notation"),
     ("GET", "/api/players/{address}"),
     ("GET", "/api/leaderboard"),
     ("GET", "/api/analysis/{game}/{board}"),

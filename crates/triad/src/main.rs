@@ -18,7 +18,8 @@ use clap::{Parser, Subcommand};
 
 /// Tic-tac-toe and SOS for people, agents and staked matches: serve the web app and API,
 /// play in the terminal, manage your key, export the solver's tables, speak the agents'
-/// game protocol (apps, agent), or load-test a server (bench).
+/// game protocol (apps, agent), save a match in notation (export), or load-test a server
+/// (bench).
 #[derive(Debug, Parser)]
 #[command(name = "triad", version, propagate_version = true)]
 struct Cli {
@@ -38,6 +39,7 @@ enum Command {
     Agent(Box<cmd::agent::AgentArgs>),
     Mcp(cmd::mcp::McpArgs),
     Bench(Box<cmd::bench::BenchArgs>),
+    Export(cmd::export::ExportArgs),
 }
 
 impl Command {
@@ -53,6 +55,7 @@ impl Command {
             Command::Agent(args) => cmd::agent::run(*args).map(|()| ExitCode::SUCCESS),
             Command::Mcp(args) => cmd::mcp::run(args).map(|()| ExitCode::SUCCESS),
             Command::Bench(args) => cmd::bench::run(*args),
+            Command::Export(args) => cmd::export::run(args).map(|()| ExitCode::SUCCESS),
         }
     }
 }

@@ -20,6 +20,7 @@ import { BoardView } from '../board.js';
 import { every, serverNow } from '../clock.js';
 import { announce, h, ICONS, icon, replace, toast } from '../dom.js';
 import { formatAmount, formatCountdown, gameName, shortAddress } from '../format.js';
+import { downloadRecord } from '../notation.js';
 import { realtime } from '../realtime.js';
 import { ownersOf } from '../rules.js';
 import { headSeq, myAddress, onInbox, onSession } from '../session.js';
@@ -417,7 +418,8 @@ export function mount(root, ctx) {
             money ? h('p', { class: 'result-money', text: money }) : null,
             ratingLine(),
           ),
-          rematchControls(),
+          // The match's actions, then its record to download.
+          h('div', { class: 'result-actions' }, rematchControls(), downloadRecord(view)),
         ),
       );
     }

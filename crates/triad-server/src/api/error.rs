@@ -24,7 +24,7 @@ use crate::{
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ErrorBody {
     /// Stable numeric code: 0-5 rules (0-3 as in the `tictactoe` contract), 100-199 engine, 200-299 API
-    /// (220-233: the agents' protocol).
+    /// (220-233: the agents' protocol; 235-237: notation).
     pub code: u16,
     /// Stable snake_case name.
     pub error: &'static str,
@@ -120,11 +120,17 @@ pub enum Api {
     InternalError,
     /// 246: the match is still in play; its review and transcript come when it ends.
     MatchNotFinished,
+    /// 235: the text is not a record in Triad's notation (`docs/notation.md`).
+    NotationInvalid,
+    /// 236: a move of the record is one the rules refuse.
+    NotationIllegalMove,
+    /// 237: the record's headers disagree with its moves or with each other.
+    NotationInconsistent,
 }
 
 impl Api {
     /// Every API error.
-    pub const ALL: [Api; 36] = [
+    pub const ALL: [Api; 39] = [
         Api::BadRequest,
         Api::Unauthorized,
         Api::InvalidToken,
@@ -161,6 +167,9 @@ impl Api {
         Api::GameIdTaken,
         Api::InternalError,
         Api::MatchNotFinished,
+        Api::NotationInvalid,
+        Api::NotationIllegalMove,
+        Api::NotationInconsistent,
     ];
 
     /// Code, name, status and default message.
@@ -299,6 +308,24 @@ impl Api {
                 "match_not_finished",
                 S::CONFLICT,
                 "this match is still in play; its review and transcript are ready when it ends",
+            ),
+            Api::NotationInvalid => (
+                235,
+                "notation_invalid",
+                S::UNPROCESSABLE_ENTITY,
+                "the text is not a record in Triad's notation; see docs/notation.md",
+            ),
+            Api::NotationIllegalMove => (
+                236,
+                "notation_illegal_move",
+                S::UNPROCESSABLE_ENTITY,
+                "a move of the record is illegal; correct it at the line the message names",
+            ),
+            Api::NotationInconsistent => (
+                237,
+                "notation_inconsistent",
+                S::UNPROCESSABLE_ENTITY,
+                "the record's headers disagree with its moves; correct them at the line the message names",
             ),
             Api::UnknownApp => (
                 220,

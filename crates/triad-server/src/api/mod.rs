@@ -8,6 +8,7 @@ pub mod error;
 pub mod games;
 pub mod ledger;
 pub mod mcp;
+pub mod notation;
 pub mod object;
 pub mod relay;
 pub mod review;
@@ -347,6 +348,7 @@ pub fn routes() -> (Router<ApiState>, utoipa::openapi::OpenApi) {
         .routes(routes!(games::claim_timeout))
         .routes(routes!(games::rematch))
         .routes(routes!(games::match_events))
+        .routes(routes!(notation::match_notation))
         .routes(routes!(games::get_player))
         .routes(routes!(games::leaderboard))
         .routes(routes!(analysis::analyze))

@@ -5,6 +5,7 @@ pub(crate) mod agent;
 pub(crate) mod apps;
 pub(crate) mod bench;
 pub(crate) mod client;
+pub(crate) mod export;
 pub(crate) mod keys;
 pub(crate) mod mcp;
 pub(crate) mod play;

@@ -5,14 +5,16 @@ mod render;
 mod session;
 
 use std::{
-    io::{self, IsTerminal},
+    io::{self, IsTerminal, Write as _},
+    path::{Path, PathBuf},
     process::ExitCode,
 };
 
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use rand::{TryRng, rngs::SysRng};
-use triad_rules::GameKind;
+use triad_engine::notation::{self, GameResult, Record};
+use triad_rules::{CellSet, GameKind};
 use triad_solver::Strength;
 
 use self::{
@@ -45,6 +47,10 @@ pub(crate) struct PlayArgs {
     /// Seed for the computer's random choices; without it a random seed is drawn and shown.
     #[arg(long, value_name = "N")]
     seed: Option<u64>,
+    /// Go on from a record in Triad's notation (as `triad export` saves it): the game and
+    /// its moves come from FILE. A game that is over is shown, not continued.
+    #[arg(long, value_name = "FILE", conflicts_with = "game")]
+    from: Option<PathBuf>,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -69,8 +75,53 @@ enum Side {
     O,
 }
 
+/// Reads a record, naming the file, line and column of what is wrong.
+fn load_record(path: &Path) -> anyhow::Result<Record> {
+    let text = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if text.len() > notation::TEXT_BYTES_MAX {
+        bail!(
+            "{} is {} bytes, too large for one match's record (at most {})",
+            path.display(),
+            text.len(),
+            notation::TEXT_BYTES_MAX
+        );
+    }
+    let text = String::from_utf8(text)
+        .map_err(|_| anyhow::anyhow!("{} is not UTF-8 text", path.display()))?;
+    notation::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e} ({})", path.display(), e.name()))
+}
+
+/// Shows a record whose game is over, and how it ended.
+fn show_over(record: &Record, path: &Path, palette: &Palette) -> anyhow::Result<()> {
+    let position = record
+        .position()
+        .context("the record's moves are legal once parsed")?;
+    let cells = position.outcome().map_or(CellSet::EMPTY, |o| o.cells());
+    let how = record
+        .termination
+        .map_or(String::new(), |t| format!(" ({})", t.name()));
+    let result = match record.result.winner() {
+        Some(winner) => format!("{} won{how}", render::player_name(record.game, winner)),
+        None if record.result == GameResult::Draw => format!("a draw{how}"),
+        None => format!("no result{how}"),
+    };
+    let mut out = io::stdout().lock();
+    write!(out, "{}", render::board(&position, cells, palette))?;
+    writeln!(
+        out,
+        "The game in {} is over after {} moves: {result}. Nothing is left to play.",
+        path.display(),
+        record.moves.len()
+    )?;
+    out.flush()?;
+    Ok(())
+}
+
 pub(crate) fn run(args: PlayArgs) -> anyhow::Result<ExitCode> {
-    let kind = GameKind::from(args.game);
+    let record = args.from.as_deref().map(load_record).transpose()?;
+    let kind = record
+        .as_ref()
+        .map_or(GameKind::from(args.game), |r| r.game);
     let strength = match args.vs {
         Opponent::Perfect => Some(Strength::Perfect),
         Opponent::Casual => Some(Strength::Casual),
@@ -93,19 +144,31 @@ pub(crate) fn run(args: PlayArgs) -> anyhow::Result<ExitCode> {
             .context("cannot draw a random seed; pass --seed N")?,
     };
     let colour = super::colour(&io::stdout());
-    let session = Session::new(
+    let palette = if colour {
+        Palette::colour()
+    } else {
+        Palette::plain()
+    };
+    let mut session = Session::new(
         kind,
         seats,
         seed,
-        if colour {
-            Palette::colour()
-        } else {
-            Palette::plain()
-        },
+        palette,
         // Typed input is echoed by the terminal; piped input is echoed here so the output
         // reads as a transcript.
         !io::stdin().is_terminal(),
     );
+    if let (Some(record), Some(path)) = (&record, &args.from) {
+        if record.is_over() {
+            show_over(record, path, &palette)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        session = session.starting_at(
+            record
+                .position()
+                .context("the record's moves are legal once parsed")?,
+        );
+    }
     let ending = session
         .run(io::stdin().lock(), io::stdout().lock())
         .context("the game was interrupted")?;

@@ -77,6 +77,13 @@ impl Session {
         }
     }
 
+    /// The session from `game` on (of the session's game), as read from a record.
+    pub(crate) fn starting_at(mut self, game: AnyGame) -> Session {
+        assert_eq!(game.kind(), self.kind(), "a position of the session's game");
+        self.game = game;
+        self
+    }
+
     fn kind(&self) -> GameKind {
         self.game.kind()
     }
@@ -207,6 +214,10 @@ impl Session {
                 capitalise(first),
                 seed = self.seed,
             )?,
+        }
+        let marks = self.game.board().len();
+        if marks > 0 {
+            writeln!(out, "Going on after {marks} moves.")?;
         }
         writeln!(out, "{}", self.how_to_move())
     }
