@@ -119,3 +119,22 @@ test('a local game is reviewed from its result, and the review is its own share 
   assert.match(await page.locator('.not-found').innerText(), /move 2 is not legal/i);
   assert.deepEqual(page.errors.filter((e) => !/status of 400/.test(e)), []);
 });
+
+test('a record in notation opens in the review, and a bad one says where', async () => {
+  const id = await finishedMatch();
+  const record = await (await fetch(`${server.url}/api/matches/${id}/notation`)).text();
+  const page = await newPage(browser, server);
+  await page.goto('/review');
+  await page.locator('.review-moves .move-btn').first().waitFor();
+  await page.locator('#review-file').setInputFiles({ name: `match-${id}.txt`, mimeType: 'text/plain', buffer: Buffer.from(record) });
+  await page.waitForURL((url) => url.searchParams.get('moves') === 'X1,O4,X2,O5,X3');
+  await waitForBoard(page, 'XXXOO----');
+  assert.equal((await page.locator('.review-moves .move-btn').allInnerTexts()).length, 6);
+  // Square 1 twice.
+  await page.locator('#review-file').setInputFiles({ name: 'bad.txt', mimeType: 'text/plain', buffer: Buffer.from('[Game "tic-tac-toe"]\n\n1. X1 O1 *\n') });
+  const error = page.locator('.review-import .inline-error');
+  await error.waitFor();
+  assert.match(await error.innerText(), /^bad\.txt: .*line 3/);
+  await screenshot(page, 'review-import-error');
+  assert.deepEqual(page.errors.filter((e) => !/status of 422/.test(e)), []);
+});

@@ -186,3 +186,40 @@ async fn a_review_link_has_a_preview_of_the_board_at_its_move() {
     }
     server.stop().await;
 }
+
+#[tokio::test]
+async fn a_record_in_notation_is_reviewed_and_a_bad_one_says_where() {
+    let server = Server::start().await;
+    let (x, o) = (server.user().await, server.user().await);
+    let id = server.challenge_accepted(&x, &o, 0).await;
+    server.x_wins(&x, &o, id).await.expect(201);
+    let notation = server.get(&format!("/api/matches/{id}/notation")).send().await;
+    notation.expect(200);
+    let record = notation.text.clone();
+    let by_match = server.get(&format!("/api/matches/{id}/review")).send().await.expect(200).clone();
+    let r = server
+        .post("/api/review")
+        .json(&serde_json::json!({ "notation": record }))
+        .send()
+        .await;
+    let imported = r.expect(200);
+    assert_eq!(imported["plies"], by_match["plies"]);
+    assert_eq!(imported["accuracy"], by_match["accuracy"]);
+
+    // Square 1 twice: the rules refuse it, at its line.
+    let bad = "[Game \"tic-tac-toe\"]\n\n1. X1 O1 *\n";
+    let r = server
+        .post("/api/review")
+        .json(&serde_json::json!({ "notation": bad }))
+        .send()
+        .await;
+    let body = r.expect_error(422, 236, "notation_illegal_move");
+    assert!(body["message"].as_str().unwrap().contains("line 3"), "{body}");
+    server
+        .post("/api/review")
+        .json(&serde_json::json!({ "notation": "hello" }))
+        .send()
+        .await
+        .expect_error(422, 235, "notation_invalid");
+    server.stop().await;
+}

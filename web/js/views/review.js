@@ -8,6 +8,8 @@
  * /api/matches/7/review`) or any moves from the empty board (`/review?game=sos&moves=S5,O1`,
  * from `GET /api/review/sos?moves=…`: a local game, or a shared one). `?ply=N` opens it at
  * a move, and the address follows the move shown, so the address is always the share link.
+ * A record in Triad's notation (a downloaded match) opens from a file, through
+ * `POST /api/review`, and goes to its review by moves.
  * @module
  */
 
@@ -70,8 +72,21 @@ export function mount(root, ctx) {
   const accuracy = h('div', { class: 'review-accuracy' });
   const share = h('button', { class: 'btn', type: 'button', onclick: () => shareLink() }, icon(ICONS.copy), 'Copy link to this move');
   const errorBox = h('div', { class: 'card not-found', hidden: true });
+  // Open a record in Triad's notation (a downloaded match, `triad export`): the server
+  // reads it, and the page goes to its review by moves, which is its share link.
+  const importError = h('p', { class: 'inline-error', role: 'alert', hidden: true });
+  const fileInput = /** @type {HTMLInputElement} */ (
+    h('input', { type: 'file', id: 'review-file', class: 'visually-hidden', accept: '.txt,.tnt,text/plain', onchange: () => openRecord() })
+  );
+  const importControl = h(
+    'div',
+    { class: 'review-import' },
+    fileInput,
+    h('label', { class: 'btn', for: 'review-file' }, icon(ICONS.upload), 'Open a record…'),
+    importError,
+  );
   const stage = h('div', { class: 'stage' }, verdict, h('div', { class: 'board-host' }, boardView.element), controls, bestLine);
-  const side = h('aside', { class: 'panel card review-panel' }, h('h2', { class: 'panel-title', text: 'Moves' }), moveList, accuracy, h('div', { class: 'result-actions' }, share));
+  const side = h('aside', { class: 'panel card review-panel' }, h('h2', { class: 'panel-title', text: 'Moves' }), moveList, accuracy, h('div', { class: 'result-actions' }, share), importControl);
   const layout = h('div', { class: 'play-layout' }, stage, side);
   replace(root, h('section', { class: 'view view-review' }, h('div', { class: 'page-head' }, title, subtitle), layout, errorBox));
 
@@ -234,6 +249,25 @@ export function mount(root, ctx) {
         })
       : [];
     return reviewOf(game, list);
+  }
+
+  async function openRecord() {
+    const file = fileInput.files?.[0];
+    if (!file) return;
+    importError.hidden = true;
+    try {
+      if (file.size > 64 * 1024) throw new Error('This file is too large to be a record of one game.');
+      /** @type {ReviewView} */
+      const imported = await api('POST', '/api/review', { notation: await file.text() }, { auth: false });
+      const moves = imported.plies.map((p) => `${p.mark}${p.square}`).join(',');
+      ctx.navigate(`/review?${new URLSearchParams({ game: imported.game, moves })}`);
+      announce(`Opened ${file.name}.`);
+    } catch (e) {
+      importError.textContent = `${file.name}: ${e instanceof Error ? e.message : String(e)}`;
+      importError.hidden = false;
+    } finally {
+      fileInput.value = '';
+    }
   }
 
   /** @param {string} message */

@@ -354,6 +354,7 @@ pub fn routes() -> (Router<ApiState>, utoipa::openapi::OpenApi) {
         .routes(routes!(analysis::analyze))
         .routes(routes!(review::review_match))
         .routes(routes!(review::review_moves))
+        .routes(routes!(review::review_record))
         .routes(routes!(review::board_image))
         .routes(routes!(ledger::my_ledger))
         .routes(routes!(ledger::deposit))

@@ -5,7 +5,9 @@
 //! - `GET /api/matches/{id}/review`: a finished match's review (a match still in play has
 //!   none: 246 `match_not_finished`, so a player cannot consult it mid-game).
 //! - `GET /api/review/{game}?moves=X5,O1,…`: the review of any moves from the empty board
-//!   (a local game, an imported record); each move is its mark and its square 1-9.
+//!   (a local game, a shared link); each move is its mark and its square 1-9.
+//! - `POST /api/review {notation}`: the review of a record in Triad's notation (an imported
+//!   file).
 //! - `GET /api/boards/{game}/{board}.svg` and `.png`: a position as a 1200 × 630 picture
 //!   (`crate::picture`), with `?last=` the square of the last move.
 //! - `GET /review/{id}?ply=N` (not in the OpenAPI document: a page): the web app's page with
@@ -24,7 +26,7 @@ use triad_solver::{Judgement, Review, Value, winner_with_best_play};
 use utoipa::{IntoParams, ToSchema};
 
 use super::{
-    ApiState,
+    ApiJson, ApiState,
     analysis::MoveRef,
     error::{Api, ApiError, ErrorBody},
     views::{MatchView, player_name},
@@ -274,6 +276,27 @@ pub async fn review_moves(
         .map_err(|message| ApiError::with_message(Api::InvalidParameter, message))?;
     let review = Review::of(kind, &moves)
         .map_err(|e| ApiError::with_message(Api::InvalidParameter, e.to_string()))?;
+    Ok(Json(ReviewView::new(&review, None)))
+}
+
+/// A record to review.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewRequest {
+    /// A match in Triad's notation (`docs/notation.md`), as `GET /api/matches/{id}/notation`
+    /// and `triad export` write it.
+    pub notation: String,
+}
+
+/// The review of a record in Triad's notation: the same analysis as a match's review, for
+/// a file someone exported or wrote. A record that is not one says where (235-237, with the
+/// line and column).
+#[utoipa::path(post, path = "/api/review", tag = "review", request_body = ReviewRequest,
+    responses((status = 200, body = ReviewView), (status = 422, body = ErrorBody), (status = "4XX", body = ErrorBody)))]
+pub async fn review_record(ApiJson(req): ApiJson<ReviewRequest>) -> Result<Json<ReviewView>, ApiError> {
+    let record = triad_engine::notation::parse(&req.notation)?;
+    let review = Review::of(record.game, &record.moves)
+        .map_err(|e| ApiError::with_message(Api::InternalError, e.to_string()))?;
     Ok(Json(ReviewView::new(&review, None)))
 }
 
