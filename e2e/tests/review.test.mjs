@@ -134,7 +134,7 @@ test('a record in notation opens in the review, and a bad one says where', async
   await page.locator('#review-file').setInputFiles({ name: 'bad.txt', mimeType: 'text/plain', buffer: Buffer.from('[Game "tic-tac-toe"]\n\n1. X1 O1 *\n') });
   const error = page.locator('.review-import .inline-error');
   await error.waitFor();
-  assert.match(await error.innerText(), /^bad\.txt: .*line 3/);
+  assert.match(await error.innerText(), /^bad\.txt: Line 3, column 7: O1 is illegal/);
   await screenshot(page, 'review-import-error');
   assert.deepEqual(page.errors.filter((e) => !/status of 422/.test(e)), []);
 });
