@@ -162,6 +162,8 @@ test('cancel once the wait allows it; claim the win once the opponent is too slo
     assert.equal(await bob.getByRole('button', { name: 'Claim the win' }).count(), 0, 'only the last mover may claim');
     await alice.getByRole('button', { name: 'Claim the win' }).waitFor({ timeout: 10_000 });
     assert.equal(await bob.getByRole('button', { name: 'Claim the win' }).count(), 0);
+    // At 0:00 Bob is told his time ran out and what may happen now.
+    await bob.locator('.match-actions .hint.urgent', { hasText: 'Your time ran out: your opponent may now claim the win.' }).waitFor();
     await alice.getByRole('button', { name: 'Claim the win' }).click();
     await alice.locator('.result-title', { hasText: 'You won on time!' }).waitFor();
     await bob.locator('.result-title', { hasText: 'You lost on time' }).waitFor();

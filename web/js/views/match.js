@@ -569,6 +569,10 @@ export function mount(root, ctx) {
           buttons.push(h('span', { class: 'hint' }, icon(ICONS.clock), `If they do not move, you can claim the win in ${formatCountdown(left)}`));
         }
       }
+      if (deadline?.kind === 'timeout' && turn === mine && left <= 0) {
+        // Past the move clock a move is refused (127): say so, and what comes next.
+        buttons.push(h('span', { class: 'hint urgent', role: 'status' }, icon(ICONS.clock), 'Your time ran out: your opponent may now claim the win.'));
+      }
       if (deadline?.kind === 'abort' && left <= 0) {
         buttons.push(h('button', { class: 'btn', type: 'button', disabled: pending, text: 'Cancel the match (full refund)', onclick: () => command(`/api/matches/${id}/claim-timeout`, 'The match was cancelled and the stakes refunded.') }));
       }
