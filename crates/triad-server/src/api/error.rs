@@ -118,11 +118,13 @@ pub enum Api {
     GameIdTaken,
     /// 234: the server failed on the request (an internal fault, logged); nothing was done.
     InternalError,
+    /// 242: the `after` of a puzzle page is not a puzzle's id.
+    UnknownPuzzleCursor,
 }
 
 impl Api {
     /// Every API error.
-    pub const ALL: [Api; 35] = [
+    pub const ALL: [Api; 36] = [
         Api::BadRequest,
         Api::Unauthorized,
         Api::InvalidToken,
@@ -158,6 +160,7 @@ impl Api {
         Api::NoGame,
         Api::GameIdTaken,
         Api::InternalError,
+        Api::UnknownPuzzleCursor,
     ];
 
     /// Code, name, status and default message.
@@ -375,6 +378,12 @@ impl Api {
                 S::CONFLICT,
                 "that gameId already names another game of yours with this agent; choose a new one",
             ),
+            Api::UnknownPuzzleCursor => (
+                242,
+                "unknown_puzzle_cursor",
+                S::BAD_REQUEST,
+                "after is not a puzzle's id; pass the next_after of the previous page, or leave it out for the first",
+            ),
         }
     }
 }
@@ -420,7 +429,7 @@ pub fn engine_status(e: &EngineError) -> StatusCode {
             MoveError::InvalidPosition | MoveError::MarkNotInGame | MoveError::NotYourMark,
         ) => S::UNPROCESSABLE_ENTITY,
         EngineError::Move(_) => S::CONFLICT,
-        EngineError::UnknownMatch => S::NOT_FOUND,
+        EngineError::UnknownMatch | EngineError::UnknownPuzzle => S::NOT_FOUND,
         EngineError::NotAPlayer
         | EngineError::NotYourChallenge
         | EngineError::NotLastMover
@@ -431,7 +440,8 @@ pub fn engine_status(e: &EngineError) -> StatusCode {
         | EngineError::IdempotencyKeyReused
         | EngineError::StakeTooLarge { .. }
         | EngineError::AmountTooLarge
-        | EngineError::ZeroAddress => S::UNPROCESSABLE_ENTITY,
+        | EngineError::ZeroAddress
+        | EngineError::InvalidPuzzleLine { .. } => S::UNPROCESSABLE_ENTITY,
         _ => S::CONFLICT,
     }
 }

@@ -700,7 +700,7 @@ pub struct EventPage {
     pub next_since: Option<u64>,
 }
 
-fn limit(l: Option<u32>, default: u32, max: u32) -> Result<u32, ApiError> {
+pub(crate) fn limit(l: Option<u32>, default: u32, max: u32) -> Result<u32, ApiError> {
     match l {
         None => Ok(default),
         Some(n) if (1..=max).contains(&n) => Ok(n),

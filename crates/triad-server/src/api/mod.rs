@@ -9,6 +9,7 @@ pub mod games;
 pub mod ledger;
 pub mod mcp;
 pub mod object;
+pub mod puzzles;
 pub mod relay;
 pub mod system;
 pub mod views;
@@ -292,6 +293,7 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
         (name = "queue", description = "The open queue: join, wait, leave"),
         (name = "matches", description = "Playing, the computer, history"),
         (name = "players", description = "Stats, ratings, the hall of fame"),
+        (name = "puzzles", description = "The solver's puzzles: win in N, save the draw, the daily puzzle, rated attempts"),
         (name = "ledger", description = "Balances, deposits, withdrawals, the reserve"),
         (name = "realtime", description = "The WebSocket"),
         (name = "system", description = "Health, metrics, this document"),
@@ -337,6 +339,10 @@ pub fn routes() -> (Router<ApiState>, utoipa::openapi::OpenApi) {
         .routes(routes!(games::get_player))
         .routes(routes!(games::leaderboard))
         .routes(routes!(analysis::analyze))
+        .routes(routes!(puzzles::daily))
+        .routes(routes!(puzzles::list))
+        .routes(routes!(puzzles::get))
+        .routes(routes!(puzzles::attempt))
         .routes(routes!(ledger::my_ledger))
         .routes(routes!(ledger::deposit))
         .routes(routes!(ledger::withdraw))
