@@ -91,7 +91,10 @@ fn only_the_first_decided_attempt_at_a_puzzle_is_rated() {
     // Another player's first attempt, and Alice's first at another puzzle, are rated.
     assert_eq!(t.ok(CAROL, attempt(p, p.solution())).events.len(), 1);
     let other = puzzle(Goal::WinIn(3));
-    assert_eq!(t.ok(ALICE, attempt(other, other.solution())).events.len(), 1);
+    assert_eq!(
+        t.ok(ALICE, attempt(other, other.solution())).events.len(),
+        1
+    );
     assert_eq!(t.engine.puzzle_record(p.id()).attempts, 2);
     assert_eq!(t.engine.puzzle_record_of_player(ALICE).attempts, 2);
 }
@@ -102,7 +105,11 @@ fn ratings_fold_from_the_log_in_order() {
     let players = [ALICE, BOB, CAROL, DAVE, ERIN, FRANK];
     for (i, p) in puzzles::all().iter().step_by(97).take(12).enumerate() {
         let who = players[i % players.len()];
-        let line = if i % 3 == 0 { vec![wrong(p)] } else { p.solution() };
+        let line = if i % 3 == 0 {
+            vec![wrong(p)]
+        } else {
+            p.solution()
+        };
         t.ok(who, attempt(p, line));
         t.advance(1_000);
     }
@@ -134,7 +141,11 @@ fn the_audit_catches_puzzle_records_that_do_not_add_up() {
             record["solved"] = 2.into();
         }
     });
-    assert!(more_solved.unwrap_err().contains("solved more puzzles than attempted"));
+    assert!(
+        more_solved
+            .unwrap_err()
+            .contains("solved more puzzles than attempted")
+    );
     let miscounted = tampered(&|s| {
         for record in s["puzzles"].as_object_mut().unwrap().values_mut() {
             record["attempts"] = 2.into();

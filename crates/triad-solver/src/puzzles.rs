@@ -125,7 +125,9 @@ pub struct InvalidPuzzleId;
 
 impl fmt::Display for InvalidPuzzleId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a puzzle id is the game and a position number, like tic-tac-toe-1234 or sos-1234")
+        f.write_str(
+            "a puzzle id is the game and a position number, like tic-tac-toe-1234 or sos-1234",
+        )
     }
 }
 
@@ -413,7 +415,11 @@ pub fn all() -> &'static [Puzzle] {
     ALL.get_or_init(|| {
         let mut all: Vec<Puzzle> = GameKind::ALL
             .into_iter()
-            .flat_map(|kind| table(kind).reachable().filter_map(|(game, _)| Puzzle::of(game)))
+            .flat_map(|kind| {
+                table(kind)
+                    .reachable()
+                    .filter_map(|(game, _)| Puzzle::of(game))
+            })
             .collect();
         all.sort_by_key(|p| (game_order(p.position.kind()), p.goal, p.id().number));
         all
@@ -482,7 +488,12 @@ mod tests {
                 .filter(|p| p.position.kind() == kind && p.goal == goal)
                 .count()
         };
-        let goals = [Goal::WinIn(1), Goal::WinIn(2), Goal::WinIn(3), Goal::SaveTheDraw];
+        let goals = [
+            Goal::WinIn(1),
+            Goal::WinIn(2),
+            Goal::WinIn(3),
+            Goal::SaveTheDraw,
+        ];
         let tic_tac_toe = goals.map(|goal| count(GameKind::TicTacToe, goal));
         let sos = goals.map(|goal| count(GameKind::Sos, goal));
         assert_eq!(tic_tac_toe, [225, 51, 16, 67]);
@@ -504,7 +515,12 @@ mod tests {
             match puzzle.goal {
                 Goal::WinIn(n) => {
                     assert!((1..=MAX_WIN_IN).contains(&n));
-                    assert_eq!(value, Value::new(Verdict::Win, 2 * n - 1), "{}", puzzle.id());
+                    assert_eq!(
+                        value,
+                        Value::new(Verdict::Win, 2 * n - 1),
+                        "{}",
+                        puzzle.id()
+                    );
                 }
                 Goal::SaveTheDraw => {
                     assert_eq!(value.verdict, Verdict::Draw, "{}", puzzle.id());
@@ -513,15 +529,26 @@ mod tests {
                 }
             }
             let correct = puzzle.correct_moves();
-            assert!(!correct.is_empty(), "{} has a correct first move", puzzle.id());
-            assert!(correct.len() < moves.len(), "{} has a wrong one", puzzle.id());
+            assert!(
+                !correct.is_empty(),
+                "{} has a correct first move",
+                puzzle.id()
+            );
+            assert!(
+                correct.len() < moves.len(),
+                "{} has a wrong one",
+                puzzle.id()
+            );
             for (mv, _) in &moves {
                 let progress = puzzle.check(&[*mv]).unwrap();
                 let failed = progress == Progress::Failed { at: 0 };
                 assert_eq!(failed, !correct.contains(mv), "{} {mv}", puzzle.id());
             }
             assert_eq!(puzzle.check(&puzzle.solution()), Ok(Progress::Solved));
-            assert_eq!(puzzle.solution().len().div_ceil(2), usize::from(puzzle.moves()));
+            assert_eq!(
+                puzzle.solution().len().div_ceil(2),
+                usize::from(puzzle.moves())
+            );
         }
     }
 
@@ -599,7 +626,10 @@ mod tests {
         assert_eq!(puzzle.check(&solved), Ok(Progress::Solved));
         if let Some(&extra) = puzzle.position.legal_moves().last() {
             solved.push(extra);
-            assert!(matches!(puzzle.check(&solved), Err(LineError::AfterTheEnd { .. })));
+            assert!(matches!(
+                puzzle.check(&solved),
+                Err(LineError::AfterTheEnd { .. })
+            ));
         }
         assert_eq!(puzzle.check(&[]), Ok(Progress::Going { reply: None }));
     }
@@ -614,10 +644,22 @@ mod tests {
             let json = serde_json::to_string(&id).unwrap();
             assert_eq!(serde_json::from_str::<PuzzleId>(&json).unwrap(), id);
         }
-        for bad in ["", "sos", "sos-", "sos-+1", "sos- 1", "sos-70000", "go-1", "1"] {
+        for bad in [
+            "",
+            "sos",
+            "sos-",
+            "sos-+1",
+            "sos- 1",
+            "sos-70000",
+            "go-1",
+            "1",
+        ] {
             assert_eq!(bad.parse::<PuzzleId>(), Err(InvalidPuzzleId), "{bad}");
         }
-        let empty = PuzzleId { game: GameKind::Sos, number: 0 };
+        let empty = PuzzleId {
+            game: GameKind::Sos,
+            number: 0,
+        };
         assert_eq!(find(&empty), None, "the empty board is no puzzle");
     }
 

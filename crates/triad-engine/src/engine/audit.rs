@@ -150,7 +150,9 @@ impl Engine {
             }
         }
         if let Some((address, _)) = by_player.first_key_value() {
-            return Err(format!("{address:?} made rated puzzle attempts with no record"));
+            return Err(format!(
+                "{address:?} made rated puzzle attempts with no record"
+            ));
         }
         if let Some((puzzle, _)) = by_puzzle.first_key_value() {
             return Err(format!("puzzle {puzzle} was attempted with no record"));

@@ -6,9 +6,7 @@ use triad_rules::GameKind;
 
 use triad_solver::puzzles::PuzzleId;
 
-use crate::{
-    Account, Address, Config, Ledger, Match, MatchId, Phase, PlayerStats, PuzzleRecord,
-};
+use crate::{Account, Address, Config, Ledger, Match, MatchId, Phase, PlayerStats, PuzzleRecord};
 
 use super::{Engine, Ranking};
 

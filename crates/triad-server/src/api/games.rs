@@ -803,11 +803,14 @@ pub async fn get_player(
 ) -> Result<Json<PlayerView>, ApiError> {
     let address = parse_address(&address)?;
     let engine = state.core.read().await;
-    Ok(Json(PlayerView::new(
-        address,
-        engine.stats(address),
-        engine.active_match(address).map(|m| m.0),
-    )))
+    Ok(Json(
+        PlayerView::new(
+            address,
+            engine.stats(address),
+            engine.active_match(address).map(|m| m.0),
+        )
+        .with_puzzles(engine.puzzle_record_of_player(address)),
+    ))
 }
 
 /// The leaderboard's order.

@@ -41,7 +41,11 @@ impl FromRequestParts<ApiState> for MaybeAuthed {
         parts: &mut Parts,
         state: &ApiState,
     ) -> Result<Self, Self::Rejection> {
-        if parts.headers.get(axum::http::header::AUTHORIZATION).is_none() {
+        if parts
+            .headers
+            .get(axum::http::header::AUTHORIZATION)
+            .is_none()
+        {
             return Ok(MaybeAuthed(None));
         }
         let token = bearer(&parts.headers).ok_or_else(|| ApiError::new(Api::Unauthorized))?;
@@ -350,7 +354,11 @@ pub async fn attempt(
     if status == "going" {
         return Ok(Json(result));
     }
-    result.correct_first_moves = puzzle.correct_moves().into_iter().map(MoveRef::from).collect();
+    result.correct_first_moves = puzzle
+        .correct_moves()
+        .into_iter()
+        .map(MoveRef::from)
+        .collect();
     result.solution = puzzle.solution().into_iter().map(MoveRef::from).collect();
     if let Some(me) = me {
         let (player_before, puzzle_before) = {
