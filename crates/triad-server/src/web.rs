@@ -56,6 +56,7 @@ pub const PAGES: &[&str] = &[
     "/online",
     "/leaderboard",
     "/wallet",
+    "/puzzles",
     "/match/",
     "/player/",
 ];
