@@ -290,6 +290,7 @@ export function mount(root, ctx) {
     );
 
     banner.hidden = !over;
+    if (!over) replace(banner);
     if (over && result) {
       const solved = phase === 'solved';
       const rating = result.player_rating;
