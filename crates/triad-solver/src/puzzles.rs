@@ -357,7 +357,7 @@ impl Puzzle {
         let value = table.value(&position)?;
         let moves = table.analyze(&position);
         let goal = match value.verdict {
-            Verdict::Win if value.plies <= 2 * MAX_WIN_IN - 1 => {
+            Verdict::Win if value.plies < 2 * MAX_WIN_IN => {
                 let n = value.plies.div_ceil(2);
                 let fast = moves.iter().filter(|(_, v)| *v == value).count();
                 let losing_the_win = moves.iter().any(|(_, v)| v.verdict != Verdict::Win);
