@@ -361,6 +361,9 @@ pub async fn attempt(
         .collect();
     result.solution = puzzle.solution().into_iter().map(MoveRef::from).collect();
     if let Some(me) = me {
+        // The ratings shown as "before" are read just before the command: another of this
+        // player's attempts, or another player's at this puzzle, landing in between would
+        // show in the difference (the records themselves are exact: the engine's).
         let (player_before, puzzle_before) = {
             let engine = state.core.read().await;
             (
