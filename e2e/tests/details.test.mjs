@@ -130,7 +130,7 @@ test('a page that does not exist is the app with a "not found" screen and a 404;
     await page.locator('.not-found h1', { hasText: 'There is nothing here' }).waitFor();
     assert.equal(await page.title(), 'Not found · Triad');
     // The app's navigation is there, to go on from.
-    assert.equal(await page.locator('nav[aria-label="Main"] a').count(), 4);
+    assert.equal(await page.locator('nav[aria-label="Main"] a').count(), 5);
   }
   await page.setViewportSize({ width: 1280, height: 800 });
   await screenshot(page, 'not-found-1280');
