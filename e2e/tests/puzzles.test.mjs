@@ -1,7 +1,7 @@
 // The Puzzles page in a real browser: the daily puzzle solved against the best defence by
-// a logged-in player (whose puzzle rating rises), an SOS "save the draw" puzzle failed on a
-// phone (the rating falls and the solution is shown), "Next puzzle", and screenshots at
-// 1280 px and 390 px.
+// a logged-in player (whose puzzle rating rises), "Next puzzle", a saved draw whose last
+// mark is the defence's, an SOS "save the draw" puzzle failed on a phone (the rating falls
+// and the solution is shown), and screenshots at 1280 px and 390 px.
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -78,6 +78,21 @@ test('the daily puzzle is solved against the best defence, and the rating rises'
   const next = await server.request('GET', `/api/puzzles/${nextId}`);
   await page.locator(`.board[data-board="${next.board}"]`).waitFor();
   assert.equal(await page.locator('.panel-title').innerText(), 'Puzzle');
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+test('a saved draw ends with the reply that fills the board', async () => {
+  const page = await newPage(browser, server);
+  const { puzzles } = await server.request('GET', '/api/puzzles?game=tic-tac-toe&kind=draw&limit=100');
+  // An even number of empty squares: the defence places the last mark.
+  const puzzle = puzzles.find((p) => [...p.board].filter((c) => c === '-').length % 2 === 0);
+  await page.goto(`/puzzles?id=${puzzle.id}`);
+  await page.locator(`.board[data-board="${puzzle.board}"]`).waitFor();
+  const card = await playOut(page, puzzle, (a) => a.best[0]);
+  assert.equal(await card.getAttribute('data-result'), 'solved');
+  const board = await page.locator('.board').getAttribute('data-board');
+  assert.equal(marks(board), 9, 'the reply is on the board');
   assert.deepEqual(page.errors, []);
   await page.context().close();
 });

@@ -285,6 +285,32 @@ async fn a_logged_in_players_first_attempt_is_rated_and_later_ones_are_not() {
 }
 
 #[tokio::test]
+async fn a_draw_the_defence_completes_is_solved_with_its_reply() {
+    let server = Server::start().await;
+    let alice = server.user().await;
+    // A save-the-draw puzzle with an even number of marks left: the defence fills the board.
+    let p = puzzles::all()
+        .iter()
+        .find(|p| p.goal() == Goal::SaveTheDraw && p.solution().len() % 2 == 0)
+        .unwrap();
+    let solution = p.solution();
+    let body = play_out(&server, Some(&alice), p, |turn| solution[2 * turn]).await;
+    assert_eq!(body["status"], "solved");
+    assert_eq!(
+        body["reply"],
+        moves_json(&solution[solution.len() - 1..])[0]
+    );
+    assert_eq!(body["rated"], true);
+    let view = server
+        .get(&format!("/api/puzzles/{}", p.id()))
+        .send()
+        .await
+        .expect(200)
+        .clone();
+    assert_eq!(view["rating"]["solved"], 1);
+}
+
+#[tokio::test]
 async fn bad_lines_and_bad_logins_are_refused_with_the_reason() {
     let server = Server::start().await;
     let alice = server.user().await;

@@ -199,17 +199,18 @@ export function mount(root, ctx) {
       /** @type {AttemptResult} */
       const answer = await api('POST', `/api/puzzles/${encodeURIComponent(puzzle.id)}/attempts`, { moves: line });
       if (mine !== generation) return;
-      if (answer.status === 'going' && answer.reply) {
+      // The defence's reply lands first: also when it fills the board of a saved draw.
+      if (answer.reply) {
         const wait = REPLY_DELAY_MS - (performance.now() - started);
         if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
         if (mine !== generation) return;
         const reply = answer.reply;
         line = [...line, reply];
         board = board.slice(0, reply.cell) + reply.mark + board.slice(reply.cell + 1);
+      }
+      if (answer.status === 'going') {
         phase = 'solving';
-        announce(`Reply: ${reply.mark} in square ${reply.cell + 1}. Your move.`);
-      } else if (answer.status === 'going') {
-        phase = 'solving';
+        if (answer.reply) announce(`Reply: ${answer.reply.mark} in square ${answer.reply.cell + 1}. Your move.`);
       } else {
         result = answer;
         phase = answer.status;

@@ -287,8 +287,9 @@ pub struct RatingChange {
 pub struct AttemptResult {
     /// `going` (every move kept the goal; play on), `solved` or `failed`.
     pub status: &'static str,
-    /// While `going` after the player's move: the defence's reply, to play and send with
-    /// the next move. Null otherwise.
+    /// After the player's move, the defence's reply: while `going`, to play and send with
+    /// the next move; when `solved` by a board the reply filled (save the draw), the last
+    /// move. Null otherwise.
     pub reply: Option<MoveRef>,
     /// When `failed`: the index in the line of the wrong move.
     pub wrong_move: Option<usize>,
@@ -326,18 +327,31 @@ pub async fn attempt(
             "a line has at most 9 moves",
         ));
     }
-    let line = req
+    let mut line = req
         .moves
         .iter()
         .enumerate()
         .map(|(at, m)| line_move(at, m))
         .collect::<Result<Vec<Move>, ApiError>>()?;
-    let progress = puzzle.check(&line).map_err(|e| {
-        let at = u8::try_from(e.at()).unwrap_or(u8::MAX);
-        ApiError::from(triad_engine::EngineError::InvalidPuzzleLine { at })
-    })?;
+    let check = |line: &[Move]| {
+        puzzle.check(line).map_err(|e| {
+            let at = u8::try_from(e.at()).unwrap_or(u8::MAX);
+            ApiError::from(triad_engine::EngineError::InvalidPuzzleLine { at })
+        })
+    };
+    let mut progress = check(&line)?;
+    // A drawn board can fill with the defence's move: then its reply decides the attempt,
+    // and the answer is `solved` with that reply, the line's last move.
+    if let Progress::Going { reply: Some(reply) } = progress {
+        let mut longer = line.clone();
+        longer.push(reply);
+        if check(&longer)? == Progress::Solved {
+            (line, progress) = (longer, Progress::Solved);
+        }
+    }
     let (status, reply, wrong_move) = match progress {
         Progress::Going { reply } => ("going", reply, None),
+        Progress::Solved if line.len() % 2 == 0 => ("solved", line.last().copied(), None),
         Progress::Solved => ("solved", None, None),
         Progress::Failed { at } => ("failed", None, Some(at)),
     };
