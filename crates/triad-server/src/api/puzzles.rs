@@ -3,8 +3,8 @@
 //!
 //! An attempt is checked move by move: the client sends the line played so far (its own
 //! moves and the defence's replies, alternately, from the puzzle's position), and the
-//! answer says `going` with the defence's next reply, `solved`, or `failed` at the first
-//! wrong move. Only a decided line is an attempt: a logged-in player's first decided
+//! answer says `going` with the defence's next reply, `solved` (with the reply, when the
+//! defence's move fills a drawn board), or `failed` at the first wrong move. Only a decided line is an attempt: a logged-in player's first decided
 //! attempt at each puzzle is rated (a [`Command::AttemptPuzzle`] through the engine, which
 //! moves the player's and the puzzle's Glicko-2 puzzle ratings); later attempts, and
 //! anonymous ones, are checked the same way and rate nothing.
