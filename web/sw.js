@@ -42,6 +42,7 @@ const SHELL = [
   '/js/views/match.js',
   '/js/views/online.js',
   '/js/views/play.js',
+  '/js/views/puzzles.js',
   '/js/views/player.js',
   '/js/views/review.js',
   '/js/views/wallet.js',

@@ -38,6 +38,7 @@ test('every main screen fits a 320 px window', async () => {
   const token = await server.login(other);
   const { match } = await server.request('POST', '/api/computer', { game: 'tic-tac-toe', level: 'perfect', side: 'first' }, token);
   await server.request('POST', `/api/matches/${match.id}/moves`, { seq: 1, cell: 4, mark: 'X' }, token);
+  const { puzzles: [sosPuzzle] } = await server.request('GET', '/api/puzzles?game=sos&limit=1');
   for (const [name, path, ready] of [
     ['play', '/', '.board-canvas'],
     ['play-sos-2-players', '/?game=sos&player=human', '.board-canvas'],
@@ -45,6 +46,8 @@ test('every main screen fits a 320 px window', async () => {
     ['leaderboard', '/leaderboard', '.page-title'],
     ['player', `/player/${address}`, '.page-title'],
     ['wallet', '/wallet', '#wallet-balance'],
+    ['puzzles', '/puzzles', '.puzzle-facts'],
+    ['puzzles-sos', `/puzzles?id=${sosPuzzle.id}`, '.puzzle-facts'],
     ['match', `/match/${match.id}`, '.board-canvas'],
     ['not-found', '/nonexistent', '.not-found'],
   ]) {
@@ -130,7 +133,7 @@ test('a page that does not exist is the app with a "not found" screen and a 404;
     await page.locator('.not-found h1', { hasText: 'There is nothing here' }).waitFor();
     assert.equal(await page.title(), 'Not found · Triad');
     // The app's navigation is there, to go on from.
-    assert.equal(await page.locator('nav[aria-label="Main"] a').count(), 4);
+    assert.equal(await page.locator('nav[aria-label="Main"] a').count(), 5);
   }
   await page.setViewportSize({ width: 1280, height: 800 });
   await screenshot(page, 'not-found-1280');

@@ -1,7 +1,7 @@
 // @ts-check
 /**
  * The app's entry point: the header (wallet address, balance, connection), the navigation
- * (Play, Online, Leaderboard, Wallet), and the router that mounts one view at a time.
+ * (Play, Online, Puzzles, Leaderboard, Wallet), and the router that mounts one view at a time.
  *
  * Pages are real paths (`/online`, `/match/7`, `/player/0x…`), served as this page by the
  * server (`crates/triad-server/src/web.rs`, `PAGES`: keep the two lists in step), so every
@@ -18,6 +18,7 @@ import * as match from './views/match.js';
 import * as online from './views/online.js';
 import * as play from './views/play.js';
 import * as player from './views/player.js';
+import * as puzzles from './views/puzzles.js';
 import * as review from './views/review.js';
 import * as wallet from './views/wallet.js';
 
@@ -36,11 +37,13 @@ const ROUTES = [
   { pattern: /^\/wallet$/, names: [], nav: 'wallet', title: 'Wallet', mount: wallet.mount },
   { pattern: /^\/review\/(\d+)$/, names: ['id'], nav: 'online', title: 'Review', mount: review.mount },
   { pattern: /^\/review$/, names: [], nav: 'play', title: 'Review', mount: review.mount },
+  { pattern: /^\/puzzles$/, names: [], nav: 'puzzles', title: 'Puzzles', mount: puzzles.mount },
 ];
 
 const NAV = [
   { id: 'play', href: '/', label: 'Play', icon: ICONS.play },
   { id: 'online', href: '/online', label: 'Online', icon: ICONS.online },
+  { id: 'puzzles', href: '/puzzles', label: 'Puzzles', icon: ICONS.puzzle },
   { id: 'leaderboard', href: '/leaderboard', label: 'Leaderboard', icon: ICONS.trophy },
   { id: 'wallet', href: '/wallet', label: 'Wallet', icon: ICONS.wallet },
 ];

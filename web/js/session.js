@@ -22,7 +22,8 @@ import { loadOrCreateWallet, signText, storeWallet, walletSupport } from './wall
  * @typedef {import('./wallet.js').Wallet} Wallet
  * @typedef {import('./realtime.js').ServerEvent} ServerEvent
  * @typedef {{ rating: number, deviation: number, volatility: number }} Rating
- * @typedef {{ address: string, wins: number, games: number, draws: number, rating: Rating, active_match: number | null }} PlayerView
+ * @typedef {{ rating: number, deviation: number, attempts: number, solved: number }} PuzzleRecord
+ * @typedef {{ address: string, wins: number, games: number, draws: number, rating: Rating, active_match: number | null, puzzles?: PuzzleRecord }} PlayerView
  * @typedef {{ kind: 'human' | 'computer', address?: string, level?: string, marks: string[] }} SeatView
  * @typedef {{ seq: number, cell: number, mark: string, player: 'first' | 'second' }} MoveView
  * @typedef {{ before: number, after: number, change: number }} RatingChangeView

@@ -1,7 +1,8 @@
 //! Commands: what players, the owner and the server's clock ask the engine to do.
 
 use serde::{Deserialize, Serialize};
-use triad_rules::{GameKind, Mark, Player};
+use triad_rules::{GameKind, Mark, Move, Player};
+use triad_solver::puzzles::PuzzleId;
 
 use crate::{Address, IdempotencyKey, MatchId};
 
@@ -193,6 +194,16 @@ pub enum Command {
     /// The clock: expire challenges, abort matches whose first move never came and, with
     /// automatic timeouts, end matches whose player to move is too slow.
     Tick,
+    /// A finished attempt at a solver's puzzle: the engine checks the line (the player's
+    /// moves and the best defence's, alternately, up to the move that decided it) and rates
+    /// the actor's first attempt at each puzzle against the puzzle (Glicko-2; solved, the
+    /// player wins). A later attempt at the same puzzle is checked and changes nothing.
+    AttemptPuzzle {
+        /// The puzzle.
+        puzzle: PuzzleId,
+        /// The line, from the puzzle's position.
+        line: Vec<Move>,
+    },
 }
 
 impl Command {
@@ -215,6 +226,7 @@ impl Command {
             Command::Withdraw { .. } => "withdraw",
             Command::CollectReserve => "collect_reserve",
             Command::Tick => "tick",
+            Command::AttemptPuzzle { .. } => "attempt_puzzle",
         }
     }
 }

@@ -104,6 +104,16 @@ pub enum EngineError {
         /// for an agents' acceptance that names the proposal's match, `match`).
         what: &'static str,
     },
+    /// 129: no puzzle has that id.
+    UnknownPuzzle,
+    /// 130: a puzzle attempt's line is not one that can be played: an illegal move, a
+    /// defence that is not a best move, or a move after the attempt was decided.
+    InvalidPuzzleLine {
+        /// The index of the move at fault.
+        at: u8,
+    },
+    /// 131: the line neither solves nor fails the puzzle yet.
+    PuzzleUndecided,
 }
 
 impl From<MoveError> for EngineError {
@@ -114,7 +124,7 @@ impl From<MoveError> for EngineError {
 
 impl EngineError {
     /// One of each variant (with placeholder data), for tests and documentation.
-    pub const ALL: [EngineError; 35] = [
+    pub const ALL: [EngineError; 38] = [
         EngineError::Move(MoveError::GameOver),
         EngineError::Move(MoveError::InvalidPosition),
         EngineError::Move(MoveError::NotYourTurn),
@@ -158,6 +168,9 @@ impl EngineError {
         EngineError::StakedAbort,
         EngineError::ClockRanOut,
         EngineError::TermsDiffer { what: "stake" },
+        EngineError::UnknownPuzzle,
+        EngineError::InvalidPuzzleLine { at: 0 },
+        EngineError::PuzzleUndecided,
     ];
 
     /// The stable numeric code.
@@ -194,6 +207,9 @@ impl EngineError {
             EngineError::StakedAbort => 126,
             EngineError::ClockRanOut => 127,
             EngineError::TermsDiffer { .. } => 128,
+            EngineError::UnknownPuzzle => 129,
+            EngineError::InvalidPuzzleLine { .. } => 130,
+            EngineError::PuzzleUndecided => 131,
         }
     }
 
@@ -231,6 +247,9 @@ impl EngineError {
             EngineError::StakedAbort => "staked_abort",
             EngineError::ClockRanOut => "clock_ran_out",
             EngineError::TermsDiffer { .. } => "terms_differ",
+            EngineError::UnknownPuzzle => "unknown_puzzle",
+            EngineError::InvalidPuzzleLine { .. } => "invalid_puzzle_line",
+            EngineError::PuzzleUndecided => "puzzle_undecided",
         }
     }
 }
@@ -340,6 +359,17 @@ impl fmt::Display for EngineError {
             EngineError::TermsDiffer { what } => write!(
                 f,
                 "this challenge's {what} is not the one you accepted; nothing was done: look at the challenge again and accept its terms if you want them"
+            ),
+            EngineError::UnknownPuzzle => {
+                f.write_str("no puzzle has that id; list the puzzles for their ids")
+            }
+            EngineError::InvalidPuzzleLine { at } => write!(
+                f,
+                "move {} of the line cannot be played in this puzzle (illegal, a defence that is not a best move, or after the attempt was decided); send the line as played against the server's replies",
+                u16::from(at) + 1
+            ),
+            EngineError::PuzzleUndecided => f.write_str(
+                "the line neither solves nor fails the puzzle yet; play on until it is decided",
             ),
         }
     }

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 use triad_rules::{Cell, CellSet, GameKind, Mark, Player};
+use triad_solver::puzzles::PuzzleId;
 
 use crate::{Address, Command, IdempotencyKey, Level, MatchId, StartChoice};
 
@@ -256,6 +257,16 @@ pub enum EventKind {
         /// The transfer.
         transfer: Transfer,
     },
+    /// A player's first attempt at a puzzle was decided: both puzzle ratings move, the
+    /// player's and the puzzle's, as after a game between them.
+    PuzzleAttempted {
+        /// The puzzle.
+        puzzle: PuzzleId,
+        /// Who attempted it.
+        player: Address,
+        /// Whether the line solved it.
+        solved: bool,
+    },
 }
 
 /// The record that a command with an idempotency key was applied: attached to the last
@@ -302,6 +313,7 @@ impl Event {
             | EventKind::GameEnded { match_id, .. }
             | EventKind::RematchOffered { match_id, .. } => Some(*match_id),
             EventKind::Transferred { match_id, .. } => *match_id,
+            EventKind::PuzzleAttempted { .. } => None,
         }
     }
 }

@@ -65,4 +65,4 @@ pub use event::{
 };
 pub use ledger::Ledger;
 pub use matches::{Challenge, Deadline, DeadlineKind, Match, MatchResult, Phase, RatingChange};
-pub use stats::{PlayerStats, Rating};
+pub use stats::{PlayerStats, PuzzleRecord, Rating};

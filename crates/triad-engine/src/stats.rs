@@ -67,6 +67,29 @@ pub(crate) fn rate(first: Rating, second: Rating, winner_first: Option<bool>) ->
     (a.into(), b.into())
 }
 
+/// The puzzle record of a player or of a puzzle: its Glicko-2 puzzle rating and its rated
+/// attempts. Each rated attempt is one game between the player and the puzzle: solved, the
+/// player wins; failed, the puzzle does.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PuzzleRecord {
+    /// The puzzle rating, apart from the rating of played games.
+    pub rating: Rating,
+    /// Rated attempts (a player's first at each puzzle).
+    pub attempts: u32,
+    /// Those that solved the puzzle.
+    pub solved: u32,
+}
+
+impl PuzzleRecord {
+    /// Counts one more rated attempt. Saturating, like [`PlayerStats::count`].
+    pub(crate) fn count(&mut self, solved: bool) {
+        self.attempts = self.attempts.saturating_add(1);
+        if solved {
+            self.solved = self.solved.saturating_add(1);
+        }
+    }
+}
+
 /// One address's record.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PlayerStats {

@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 use common::*;
 use triad_engine::{Address, Command, EngineError, Level, MatchId, StartChoice, Terms};
 use triad_rules::{Mark, MoveError, Player};
+use triad_solver::puzzles::{self, Goal, PuzzleId};
 
 macro_rules! code_tests {
     ($($code:literal $name:ident $body:block)*) => {
@@ -456,5 +457,34 @@ code_tests! {
         let id = t.challenge(ALICE, BOB, TTT, 10, StartChoice::Challenger);
         let free = Terms { stake: Some(0), ..Terms::default() };
         vec![t.expect_err(BOB, Command::AcceptChallenge { match_id: id, terms: Some(free) }, 128)]
+    }
+
+    129 code_129_unknown_puzzle {
+        let mut t = Table::new();
+        // The empty board is a position of every game but no puzzle.
+        let empty = PuzzleId { game: TTT, number: 0 };
+        vec![t.expect_err(ALICE, Command::AttemptPuzzle { puzzle: empty, line: Vec::new() }, 129)]
+    }
+
+    130 code_130_invalid_puzzle_line {
+        let mut t = Table::new();
+        let p = puzzles::all().iter().find(|p| p.goal() == Goal::WinIn(2)).unwrap();
+        let first = p.correct_moves()[0];
+        let attempt = |line| Command::AttemptPuzzle { puzzle: p.id(), line };
+        // A move on an occupied cell; then the solution with a move after the end.
+        let occupied = t.expect_err(ALICE, attempt(vec![first, first]), 130);
+        let mut long = p.solution();
+        long.push(first);
+        vec![occupied, t.expect_err(ALICE, attempt(long), 130)]
+    }
+
+    131 code_131_puzzle_undecided {
+        let mut t = Table::new();
+        let p = puzzles::all().iter().find(|p| p.goal() == Goal::WinIn(2)).unwrap();
+        let opening = p.solution()[..2].to_vec();
+        vec![
+            t.expect_err(ALICE, Command::AttemptPuzzle { puzzle: p.id(), line: Vec::new() }, 131),
+            t.expect_err(ALICE, Command::AttemptPuzzle { puzzle: p.id(), line: opening }, 131),
+        ]
     }
 }

@@ -17,7 +17,7 @@
 //! the command's index; the same seed reproduces it.
 
 use std::{
-    collections::{BTreeMap, HashMap},
+    collections::{BTreeMap, BTreeSet, HashMap},
     panic::{AssertUnwindSafe, catch_unwind},
 };
 
@@ -29,6 +29,7 @@ use triad_engine::{
     TransferReason,
 };
 use triad_rules::{Cell, GameKind, Mark, Player};
+use triad_solver::puzzles::{self, PuzzleId};
 
 const PLAYERS: u8 = 12;
 const ETHER: u128 = 1_000_000_000_000_000_000;
@@ -86,6 +87,8 @@ struct Model {
     deposited: u128,
     withdrawn: u128,
     next_seq: u64,
+    /// Every (player, puzzle) with a rated attempt: one each.
+    rated_attempts: BTreeSet<(Address, PuzzleId)>,
 }
 
 /// The payout rules' amounts, computed here independently of the engine's payout code
@@ -293,6 +296,31 @@ impl Model {
                     });
                     if ending != Some((EndReason::Aborted, None)) {
                         return Err(format!("match {match_id} aborted but ended as {ending:?}"));
+                    }
+                }
+                EventKind::PuzzleAttempted { puzzle, player, .. } => {
+                    if !self.rated_attempts.insert((player, puzzle)) {
+                        return Err(format!("{player:?} rated twice at puzzle {puzzle}"));
+                    }
+                    let by_player = self
+                        .rated_attempts
+                        .iter()
+                        .filter(|(a, _)| *a == player)
+                        .count();
+                    let by_puzzle = self
+                        .rated_attempts
+                        .iter()
+                        .filter(|(_, p)| *p == puzzle)
+                        .count();
+                    let counted = (
+                        engine.puzzle_record_of_player(player).attempts as usize,
+                        engine.puzzle_record(puzzle).attempts as usize,
+                    );
+                    if counted != (by_player, by_puzzle) {
+                        return Err(format!(
+                            "puzzle records count {counted:?}, the attempts made are {:?}",
+                            (by_player, by_puzzle)
+                        ));
                     }
                 }
                 EventKind::Moved { match_id, by, .. } => {
@@ -631,6 +659,29 @@ impl Generator {
             87..89 => Command::Abort {
                 match_id: self.some_match(engine, actor),
             },
+            // A few puzzles, so players come back to them: the solution, a line cut short
+            // (undecided), or the first legal move (right or wrong).
+            89..91 => {
+                let all = puzzles::all();
+                let puzzle = all[self.rng.random_range(0..8) * (all.len() / 8)];
+                let mut line = puzzle.solution();
+                match self.rng.random_range(0..3u32) {
+                    0 => {}
+                    1 => line.truncate(line.len() - 1),
+                    _ => {
+                        line = puzzle
+                            .position()
+                            .legal_moves()
+                            .into_iter()
+                            .take(1)
+                            .collect()
+                    }
+                }
+                Command::AttemptPuzzle {
+                    puzzle: puzzle.id(),
+                    line,
+                }
+            }
             _ => Command::Tick,
         }
     }
@@ -660,6 +711,8 @@ struct Ran {
     player_aborts: u64,
     /// Acceptances that withdrew the acceptor's own crossed challenge.
     crossed: u64,
+    /// Rated puzzle attempts.
+    rated_attempts: usize,
 }
 
 fn run(seed: u64, automatic_timeouts: bool) {
@@ -674,6 +727,10 @@ fn run(seed: u64, automatic_timeouts: bool) {
     assert!(
         ran.player_aborts > 0 || commands < 50_000,
         "seed {seed}: no player aborted a match; the generator needs tuning"
+    );
+    assert!(
+        ran.rated_attempts > 0 || commands < 50_000,
+        "seed {seed}: no puzzle attempt was rated; the generator needs tuning"
     );
     // The simulation must exercise the rules, not just bounce off errors.
     for reason in [
@@ -805,6 +862,7 @@ fn simulate(
         endings,
         player_aborts,
         crossed,
+        rated_attempts: model.rated_attempts.len(),
     }
 }
 

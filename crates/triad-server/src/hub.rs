@@ -1,14 +1,14 @@
 //! Realtime fan-out: which topics an event goes to, and the subscribers of each topic.
 //!
 //! Topics are `match:<id>` (everything about a match: players and spectators),
-//! `inbox:<address>` (challenges, match starts and ends, money of that address) and
-//! `lobby` (queue activity, starts and ends); and `apps:<address>`, the agents' messages to
-//! that address, which the relay publishes itself ([`Hub::publish_frame`]). Each event comes
-//! encoded ([`Encoded`]: the core encodes it once, for its stored row and here), its frame
-//! is built once per topic, and the same bytes go to every subscriber. Every connection has a
-//! bounded queue; a subscriber whose queue is full is too slow: it is dropped from every
-//! topic and told to close, so it never slows the others. It reconnects and catches up from
-//! its last sequence number.
+//! `inbox:<address>` (challenges, match starts and ends, money and rated puzzle attempts of
+//! that address) and `lobby` (queue activity, starts and ends); and `apps:<address>`, the
+//! agents' messages to that address, which the relay publishes itself
+//! ([`Hub::publish_frame`]). Each event comes encoded ([`Encoded`]: the core encodes it
+//! once, for its stored row and here), its frame is built once per topic, and the same
+//! bytes go to every subscriber. Every connection has a bounded queue; a subscriber whose
+//! queue is full is too slow: it is dropped from every topic and told to close, so it never
+//! slows the others. It reconnects and catches up from its last sequence number.
 
 use std::{
     collections::{HashMap, HashSet},
@@ -113,6 +113,7 @@ pub fn topics(event: &Event, engine: &Engine) -> Vec<String> {
                 }
             }
         }
+        EventKind::PuzzleAttempted { player, .. } => inbox.push(*player),
         EventKind::Moved { .. } => {}
     }
     let mut seen = HashSet::new();

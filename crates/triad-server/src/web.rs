@@ -57,6 +57,7 @@ pub const PAGES: &[&str] = &[
     "/online",
     "/leaderboard",
     "/wallet",
+    "/puzzles",
     "/match/",
     "/player/",
     "/review",

@@ -15,6 +15,7 @@ async fn the_app_is_served_at_its_pages_with_a_strict_policy() {
         "/online",
         "/leaderboard",
         "/wallet",
+        "/puzzles",
         "/match/7",
         "/player/0xab",
         "/?player=human",

@@ -12,6 +12,8 @@
 //! - lookups: [`Table::value`], [`Table::best_move`], [`Table::best_moves`],
 //!   [`Table::analyze`] (every legal move's value, for hints and post-game review),
 //!   [`Table::reachable`] and [`Table::counts`];
+//! - [`puzzles`]: "win in N" and "save the draw" positions chosen from the tables, the
+//!   daily puzzle, and the check of a solving line;
 //! - computer players: [`Table::choose`] at a [`Strength`], with randomness only from the
 //!   RNG the caller passes in;
 //! - exports: the HTML5 canvas game's [`moves_js`] table (and its reader [`parse_moves_js`])
@@ -40,6 +42,7 @@
 
 mod export;
 mod packed;
+pub mod puzzles;
 mod review;
 mod strength;
 mod table;

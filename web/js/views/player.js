@@ -1,7 +1,7 @@
 // @ts-check
 /**
- * A player's page by address (the Sui contract's "board by address"): stats, rating, the active
- * match to watch, and recent matches. Refreshed when one of their matches ends.
+ * A player's page by address (the Sui contract's "board by address"): stats, rating, puzzle
+ * rating, the active match to watch, and recent matches. Refreshed when one of their matches ends.
  * @module
  */
 
@@ -97,6 +97,7 @@ export function mount(root, ctx) {
         stat('Won', String(p.wins)),
         stat('Drawn', String(p.draws)),
         stat('Lost', String(losses)),
+        p.puzzles ? stat('Puzzle rating', String(Math.round(p.puzzles.rating)), `${p.puzzles.solved}/${p.puzzles.attempts} puzzles solved`) : null,
       ),
       p.active_match
         ? h(

@@ -160,6 +160,24 @@ impl Engine {
                 m.rematch_offer = Some(by);
             }
             EventKind::Transferred { transfer, .. } => self.ledger.apply(transfer),
+            &EventKind::PuzzleAttempted {
+                puzzle,
+                player,
+                solved,
+            } => {
+                assert!(
+                    self.rated_attempts.insert((player, puzzle)),
+                    "one rated attempt per player and puzzle"
+                );
+                let mut by = self.puzzle_record_of_player(player);
+                let mut of = self.puzzle_record(puzzle);
+                // The player against the puzzle: solving it is the player's win.
+                (by.rating, of.rating) = rate(by.rating, of.rating, Some(solved));
+                by.count(solved);
+                of.count(solved);
+                self.puzzlers.insert(player, by);
+                self.puzzles.insert(puzzle, of);
+            }
         }
         if let Some(id) = touched {
             let deadline_after = self.indexed_deadline(id);

@@ -1,6 +1,8 @@
 //! The invariant check of the whole state.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+
+use triad_solver::puzzles::PuzzleId;
 
 use crate::{Account, Address, MatchId, Origin, Phase};
 
@@ -12,7 +14,8 @@ impl Engine {
     /// active matches agrees with the matches (one per address); the queue holds only
     /// waiting queue matches; the deadline index holds exactly the clock deadline of each
     /// live match, and the index of open challenges exactly the waiting challenges; nobody
-    /// won more games than they played.
+    /// won more games than they played; the puzzle records count every rated attempt once
+    /// for its player and once for its puzzle.
     ///
     /// # Errors
     /// A description of the first broken invariant.
@@ -111,6 +114,48 @@ impl Engine {
             if s.wins > s.games || s.draws > s.games {
                 return Err(format!("{address:?} won or drew more games than played"));
             }
+        }
+        self.audit_puzzles()
+    }
+
+    /// Every rated attempt is counted once for its player and once for its puzzle, and
+    /// nobody, player or puzzle, has more solves than attempts.
+    fn audit_puzzles(&self) -> Result<(), String> {
+        let mut by_player: BTreeMap<Address, u32> = BTreeMap::new();
+        let mut by_puzzle: BTreeMap<PuzzleId, u32> = BTreeMap::new();
+        for &(address, puzzle) in &self.rated_attempts {
+            *by_player.entry(address).or_default() += 1;
+            *by_puzzle.entry(puzzle).or_default() += 1;
+        }
+        for (address, record) in &self.puzzlers {
+            if record.solved > record.attempts {
+                return Err(format!("{address:?} solved more puzzles than attempted"));
+            }
+            if by_player.remove(address) != Some(record.attempts) {
+                return Err(format!(
+                    "{address:?} has {} rated puzzle attempts on record, not the ones made",
+                    record.attempts
+                ));
+            }
+        }
+        for (puzzle, record) in &self.puzzles {
+            if record.solved > record.attempts {
+                return Err(format!("puzzle {puzzle} solved more often than attempted"));
+            }
+            if by_puzzle.remove(puzzle) != Some(record.attempts) {
+                return Err(format!(
+                    "puzzle {puzzle} has {} rated attempts on record, not the ones made",
+                    record.attempts
+                ));
+            }
+        }
+        if let Some((address, _)) = by_player.first_key_value() {
+            return Err(format!(
+                "{address:?} made rated puzzle attempts with no record"
+            ));
+        }
+        if let Some((puzzle, _)) = by_puzzle.first_key_value() {
+            return Err(format!("puzzle {puzzle} was attempted with no record"));
         }
         Ok(())
     }

@@ -15,10 +15,11 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use serde::{Deserialize, Serialize};
 use triad_rules::GameKind;
+use triad_solver::puzzles::PuzzleId;
 
 use crate::{
     Address, Applied, Command, Config, EngineError, Envelope, Event, IdempotencyKey, Ledger, Match,
-    MatchId, PlayerStats,
+    MatchId, PlayerStats, PuzzleRecord,
 };
 
 /// What a command did.
@@ -124,6 +125,15 @@ pub struct Engine {
     idempotency_order: VecDeque<(u64, Address, IdempotencyKey)>,
     /// Finished matches by ending time, to drop them after the retention window.
     finished_order: VecDeque<(u64, MatchId)>,
+    /// The puzzle record of every puzzle attempted with a rating.
+    #[serde(default)]
+    puzzles: BTreeMap<PuzzleId, PuzzleRecord>,
+    /// The puzzle record of every player with a rated attempt.
+    #[serde(default)]
+    puzzlers: BTreeMap<Address, PuzzleRecord>,
+    /// Every (player, puzzle) with its one rated attempt made.
+    #[serde(default)]
+    rated_attempts: BTreeSet<(Address, PuzzleId)>,
     #[serde(skip)]
     log: KeptLog,
 }
@@ -169,6 +179,9 @@ impl Engine {
             idempotency: BTreeMap::new(),
             idempotency_order: VecDeque::new(),
             finished_order: VecDeque::new(),
+            puzzles: BTreeMap::new(),
+            puzzlers: BTreeMap::new(),
+            rated_attempts: BTreeSet::new(),
             log: KeptLog(None),
         }
     }
@@ -304,6 +317,9 @@ impl Engine {
             Command::Tick => {
                 self.tick(b);
                 Ok(())
+            }
+            Command::AttemptPuzzle { puzzle, ref line } => {
+                self.attempt_puzzle(actor, puzzle, line, b)
             }
         }
         .map(|()| None)

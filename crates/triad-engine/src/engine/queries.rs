@@ -4,7 +4,9 @@ use std::collections::VecDeque;
 
 use triad_rules::GameKind;
 
-use crate::{Account, Address, Config, Ledger, Match, MatchId, Phase, PlayerStats};
+use triad_solver::puzzles::PuzzleId;
+
+use crate::{Account, Address, Config, Ledger, Match, MatchId, Phase, PlayerStats, PuzzleRecord};
 
 use super::{Engine, Ranking};
 
@@ -112,6 +114,25 @@ impl Engine {
     #[must_use]
     pub fn stats(&self, address: Address) -> PlayerStats {
         self.stats.get(&address).copied().unwrap_or_default()
+    }
+
+    /// A player's puzzle record: the default (1500, no attempts) before their first rated
+    /// attempt.
+    #[must_use]
+    pub fn puzzle_record_of_player(&self, address: Address) -> PuzzleRecord {
+        self.puzzlers.get(&address).copied().unwrap_or_default()
+    }
+
+    /// A puzzle's record: the default before its first rated attempt.
+    #[must_use]
+    pub fn puzzle_record(&self, puzzle: PuzzleId) -> PuzzleRecord {
+        self.puzzles.get(&puzzle).copied().unwrap_or_default()
+    }
+
+    /// Whether the player's attempt at the puzzle was already rated (later ones are not).
+    #[must_use]
+    pub fn puzzle_rated(&self, address: Address, puzzle: PuzzleId) -> bool {
+        self.rated_attempts.contains(&(address, puzzle))
     }
 
     /// Every player with a record.

@@ -510,6 +510,7 @@ pub fn kinds(events: &[Event]) -> Vec<&'static str> {
             EventKind::GameEnded { .. } => "game_ended",
             EventKind::RematchOffered { .. } => "rematch_offered",
             EventKind::Transferred { .. } => "transferred",
+            EventKind::PuzzleAttempted { .. } => "puzzle_attempted",
         })
         .collect()
 }

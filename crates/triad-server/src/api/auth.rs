@@ -165,6 +165,7 @@ pub async fn me(
         active_match: active
             .and_then(|id| engine.match_(id))
             .map(|m| MatchView::new(m, engine.config())),
-        stats: PlayerView::new(me, engine.stats(me), active.map(|m| m.0)),
+        stats: PlayerView::new(me, engine.stats(me), active.map(|m| m.0))
+            .with_puzzles(engine.puzzle_record_of_player(me)),
     }))
 }

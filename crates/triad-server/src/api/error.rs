@@ -126,11 +126,13 @@ pub enum Api {
     NotationIllegalMove,
     /// 237: the record's headers disagree with its moves or with each other.
     NotationInconsistent,
+    /// 242: the `after` of a puzzle page is not a puzzle's id.
+    UnknownPuzzleCursor,
 }
 
 impl Api {
     /// Every API error.
-    pub const ALL: [Api; 39] = [
+    pub const ALL: [Api; 40] = [
         Api::BadRequest,
         Api::Unauthorized,
         Api::InvalidToken,
@@ -170,6 +172,7 @@ impl Api {
         Api::NotationInvalid,
         Api::NotationIllegalMove,
         Api::NotationInconsistent,
+        Api::UnknownPuzzleCursor,
     ];
 
     /// Code, name, status and default message.
@@ -411,6 +414,12 @@ impl Api {
                 S::CONFLICT,
                 "that gameId already names another game of yours with this agent; choose a new one",
             ),
+            Api::UnknownPuzzleCursor => (
+                242,
+                "unknown_puzzle_cursor",
+                S::BAD_REQUEST,
+                "after is not a puzzle's id; pass the next_after of the previous page, or leave it out for the first",
+            ),
         }
     }
 }
@@ -456,7 +465,7 @@ pub fn engine_status(e: &EngineError) -> StatusCode {
             MoveError::InvalidPosition | MoveError::MarkNotInGame | MoveError::NotYourMark,
         ) => S::UNPROCESSABLE_ENTITY,
         EngineError::Move(_) => S::CONFLICT,
-        EngineError::UnknownMatch => S::NOT_FOUND,
+        EngineError::UnknownMatch | EngineError::UnknownPuzzle => S::NOT_FOUND,
         EngineError::NotAPlayer
         | EngineError::NotYourChallenge
         | EngineError::NotLastMover
@@ -467,7 +476,8 @@ pub fn engine_status(e: &EngineError) -> StatusCode {
         | EngineError::IdempotencyKeyReused
         | EngineError::StakeTooLarge { .. }
         | EngineError::AmountTooLarge
-        | EngineError::ZeroAddress => S::UNPROCESSABLE_ENTITY,
+        | EngineError::ZeroAddress
+        | EngineError::InvalidPuzzleLine { .. } => S::UNPROCESSABLE_ENTITY,
         _ => S::CONFLICT,
     }
 }

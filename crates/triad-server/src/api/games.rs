@@ -700,7 +700,7 @@ pub struct EventPage {
     pub next_since: Option<u64>,
 }
 
-fn limit(l: Option<u32>, default: u32, max: u32) -> Result<u32, ApiError> {
+pub(crate) fn limit(l: Option<u32>, default: u32, max: u32) -> Result<u32, ApiError> {
     match l {
         None => Ok(default),
         Some(n) if (1..=max).contains(&n) => Ok(n),
@@ -803,11 +803,14 @@ pub async fn get_player(
 ) -> Result<Json<PlayerView>, ApiError> {
     let address = parse_address(&address)?;
     let engine = state.core.read().await;
-    Ok(Json(PlayerView::new(
-        address,
-        engine.stats(address),
-        engine.active_match(address).map(|m| m.0),
-    )))
+    Ok(Json(
+        PlayerView::new(
+            address,
+            engine.stats(address),
+            engine.active_match(address).map(|m| m.0),
+        )
+        .with_puzzles(engine.puzzle_record_of_player(address)),
+    ))
 }
 
 /// The leaderboard's order.

@@ -10,6 +10,7 @@ pub mod ledger;
 pub mod mcp;
 pub mod notation;
 pub mod object;
+pub mod puzzles;
 pub mod relay;
 pub mod review;
 pub mod system;
@@ -305,6 +306,7 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
         (name = "queue", description = "The open queue: join, wait, leave"),
         (name = "matches", description = "Playing, the computer, history"),
         (name = "players", description = "Stats, ratings, the hall of fame"),
+        (name = "puzzles", description = "The solver's puzzles: win in N, save the draw, the daily puzzle, rated attempts"),
         (name = "ledger", description = "Balances, deposits, withdrawals, the reserve"),
         (name = "realtime", description = "The WebSocket"),
         (name = "system", description = "Health, metrics, this document"),
@@ -356,6 +358,10 @@ pub fn routes() -> (Router<ApiState>, utoipa::openapi::OpenApi) {
         .routes(routes!(review::review_moves))
         .routes(routes!(review::review_record))
         .routes(routes!(review::board_image))
+        .routes(routes!(puzzles::daily))
+        .routes(routes!(puzzles::list))
+        .routes(routes!(puzzles::get))
+        .routes(routes!(puzzles::attempt))
         .routes(routes!(ledger::my_ledger))
         .routes(routes!(ledger::deposit))
         .routes(routes!(ledger::withdraw))

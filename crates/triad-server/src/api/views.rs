@@ -282,6 +282,10 @@ pub struct PlayerView {
     pub rating: RatingView,
     /// The active match, if any (the `tictactoe` contract's board by address).
     pub active_match: Option<u64>,
+    /// The puzzle rating, apart from the rating of played games (in a player's own view,
+    /// not in the leaderboard's rows).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub puzzles: Option<super::puzzles::PuzzleRecordView>,
 }
 
 impl PlayerView {
@@ -299,6 +303,14 @@ impl PlayerView {
                 volatility: stats.rating.volatility,
             },
             active_match: active,
+            puzzles: None,
         }
+    }
+
+    /// The same view with the player's puzzle record.
+    #[must_use]
+    pub fn with_puzzles(mut self, record: triad_engine::PuzzleRecord) -> PlayerView {
+        self.puzzles = Some(record.into());
+        self
     }
 }

@@ -334,5 +334,6 @@ pub fn kind_name(kind: &EventKind) -> &'static str {
         EventKind::GameEnded { .. } => "game_ended",
         EventKind::RematchOffered { .. } => "rematch_offered",
         EventKind::Transferred { .. } => "transferred",
+        EventKind::PuzzleAttempted { .. } => "puzzle_attempted",
     }
 }

@@ -129,7 +129,10 @@ pub fn inbox_is_derived(kind: &EventKind) -> bool {
         | EventKind::RematchOffered { .. }
         | EventKind::GameStarted { .. }
         | EventKind::GameEnded { .. } => true,
-        EventKind::Queued { .. } | EventKind::Moved { .. } | EventKind::Transferred { .. } => false,
+        EventKind::Queued { .. }
+        | EventKind::Moved { .. }
+        | EventKind::Transferred { .. }
+        | EventKind::PuzzleAttempted { .. } => false,
     }
 }
 

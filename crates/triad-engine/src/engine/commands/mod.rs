@@ -1,12 +1,14 @@
 //! The commands: each checks its preconditions against the state and either refuses with an
 //! [`EngineError`](crate::EngineError), changing nothing, or emits the events it causes.
 //! By family: how matches start (`start`), play and how matches end (`play`), money
-//! (`money`), the clock (`clock`); `emit` writes events, transfers and settlements.
+//! (`money`), the clock (`clock`), the solver's puzzles (`puzzle`); `emit` writes events,
+//! transfers and settlements.
 
 mod clock;
 mod emit;
 mod money;
 mod play;
+mod puzzle;
 mod start;
 
 use rand::SeedableRng;
