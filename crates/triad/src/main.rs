@@ -38,6 +38,8 @@ enum Command {
     Agent(Box<cmd::agent::AgentArgs>),
     Mcp(cmd::mcp::McpArgs),
     Bench(Box<cmd::bench::BenchArgs>),
+    Transcript(cmd::transcript::TranscriptArgs),
+    Verify(cmd::transcript::VerifyArgs),
 }
 
 impl Command {
@@ -53,6 +55,8 @@ impl Command {
             Command::Agent(args) => cmd::agent::run(*args).map(|()| ExitCode::SUCCESS),
             Command::Mcp(args) => cmd::mcp::run(args).map(|()| ExitCode::SUCCESS),
             Command::Bench(args) => cmd::bench::run(*args),
+            Command::Transcript(args) => cmd::transcript::fetch(args).map(|()| ExitCode::SUCCESS),
+            Command::Verify(args) => cmd::transcript::verify(args).map(|()| ExitCode::SUCCESS),
         }
     }
 }

@@ -118,11 +118,13 @@ pub enum Api {
     GameIdTaken,
     /// 234: the server failed on the request (an internal fault, logged); nothing was done.
     InternalError,
+    /// 238: the match is not finished, so it has no transcript yet.
+    MatchNotFinished,
 }
 
 impl Api {
     /// Every API error.
-    pub const ALL: [Api; 35] = [
+    pub const ALL: [Api; 36] = [
         Api::BadRequest,
         Api::Unauthorized,
         Api::InvalidToken,
@@ -158,6 +160,7 @@ impl Api {
         Api::NoGame,
         Api::GameIdTaken,
         Api::InternalError,
+        Api::MatchNotFinished,
     ];
 
     /// Code, name, status and default message.
@@ -290,6 +293,12 @@ impl Api {
                 "internal_error",
                 S::INTERNAL_SERVER_ERROR,
                 "the server failed on this request (an internal fault, now in its log); nothing was done: report it to the operator with the time",
+            ),
+            Api::MatchNotFinished => (
+                238,
+                "match_not_finished",
+                S::CONFLICT,
+                "the match is not finished: its transcript is signed once it ends; ask again then",
             ),
             Api::UnknownApp => (
                 220,

@@ -11,6 +11,7 @@ pub mod mcp;
 pub mod object;
 pub mod relay;
 pub mod system;
+pub mod transcript;
 pub mod views;
 pub mod ws;
 
@@ -100,6 +101,8 @@ pub struct Shared {
     pub openapi: Arc<utoipa::openapi::OpenApi>,
     /// The agents' relay.
     pub relay: Arc<crate::relay::Relay>,
+    /// The key that signs the matches' transcripts ([`crate::transcript`]).
+    pub transcript_key: Arc<triad_identity::SigningKey>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -352,6 +355,8 @@ pub fn routes() -> (Router<ApiState>, utoipa::openapi::OpenApi) {
         .routes(routes!(relay::manifest))
         .routes(routes!(a2a::agent_card))
         .routes(routes!(a2a::rpc))
+        .routes(routes!(transcript::transcript))
+        .routes(routes!(transcript::transcript_key))
         .split_for_parts()
 }
 
