@@ -118,12 +118,64 @@ pub struct Transcript {
     pub payouts: Payouts,
     /// The match's events in order, each as the text the server stored.
     pub events: Vec<String>,
-    /// `links[i]` is the chain link after `events[i]`, in hex.
+    /// The players' own signed messages about the match (an agents' game's signed
+    /// envelopes), in the order the server stored them.
+    pub messages: Vec<ClientMessage>,
+    /// The chain's links, in hex: `links[i]` after `events[i]`, then one after each
+    /// message (`links[events.len() + j]` after `messages[j]`).
     pub links: Vec<String>,
     /// The last link, in hex.
     pub head: String,
     /// The server's Ed25519 signature of [`HEAD_DOMAIN`] ‖ head, in hex.
     pub signature: String,
+}
+
+/// A message a player signed with its own key: an agents' game's signed envelope
+/// (`triad_protocol::envelope`), which the player cannot later deny.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClientMessage {
+    /// The sender's address.
+    pub from: String,
+    /// The recipient's address.
+    pub to: String,
+    /// The app's id (`tic-tac-toe`).
+    pub app: String,
+    /// The action's id (`propose`, `accept`, `move`, `result`).
+    pub action: String,
+    /// The payload, canonical JSON, as signed.
+    pub payload: String,
+    /// The sender's Ed25519 public key, 64 lowercase hex digits.
+    pub public_key: String,
+    /// The sender's signature of [`ClientMessage::signing_text`], 128 lowercase hex digits.
+    pub signature: String,
+}
+
+impl ClientMessage {
+    /// The text the sender signed (`triad_protocol::envelope::signing_text`).
+    #[must_use]
+    pub fn signing_text(&self) -> String {
+        format!(
+            "{}\nfrom: {}\nto: {}\napp: {}\naction: {}\npayload: {}",
+            triad_protocol::envelope::SIGNING_DOMAIN,
+            self.from,
+            self.to,
+            self.app,
+            self.action,
+            self.payload
+        )
+    }
+
+    /// What the chain hashes for it: the signed text, then the key and the signature.
+    #[must_use]
+    pub fn chained_text(&self) -> String {
+        format!(
+            "{}\npublic_key: {}\nsignature: {}",
+            self.signing_text(),
+            self.public_key,
+            self.signature
+        )
+    }
 }
 
 /// The payout rules, in basis points, as a transcript names them.
@@ -196,16 +248,24 @@ pub fn signed_message(head: &[u8; 32]) -> Vec<u8> {
 }
 
 impl Transcript {
-    /// The transcript of match `match_id`'s `events` (their stored texts, in order),
-    /// settled by `payouts`, signed with `key`.
+    /// The transcript of match `match_id`'s `events` (their stored texts, in order) and
+    /// its players' signed `messages`, settled by `payouts`, signed with `key`.
     #[must_use]
-    pub fn sign(key: &SigningKey, match_id: u64, payouts: Payouts, events: Vec<String>) -> Self {
+    pub fn sign(
+        key: &SigningKey,
+        match_id: u64,
+        payouts: Payouts,
+        events: Vec<String>,
+        messages: Vec<ClientMessage>,
+    ) -> Self {
         let public = key.verifying_key();
         let mut link = header_link(&public, match_id, payouts);
         let links = events
             .iter()
-            .map(|event| {
-                link = next_link(&link, event);
+            .cloned()
+            .chain(messages.iter().map(ClientMessage::chained_text))
+            .map(|text| {
+                link = next_link(&link, &text);
                 hex::encode(link)
             })
             .collect();
@@ -216,6 +276,7 @@ impl Transcript {
             match_id,
             payouts,
             events,
+            messages,
             links,
             head: hex::encode(link),
             signature,
@@ -250,6 +311,13 @@ pub enum Place {
         /// The field, as a JSON path inside the event.
         field: &'static str,
     },
+    /// Message `index` (0-based), at one of its fields.
+    Message {
+        /// Its index in `messages`.
+        index: usize,
+        /// The field.
+        field: &'static str,
+    },
 }
 
 impl fmt::Display for Place {
@@ -264,6 +332,7 @@ impl fmt::Display for Place {
                 }
                 write!(f, ", field {field}")
             }
+            Place::Message { index, field } => write!(f, "messages[{index}], field {field}"),
         }
     }
 }
@@ -315,6 +384,8 @@ pub struct Verified {
     pub payouts: Vec<(Address, u128)>,
     /// The house's share.
     pub reserve: u128,
+    /// The moves whose player's own signature the transcript carries.
+    pub signed_moves: usize,
 }
 
 /// Exactly `N` bytes from `2N` lowercase hex digits.
@@ -380,21 +451,37 @@ fn check_chain(t: &Transcript, key: &VerifyingKey) -> Result<(), Failure> {
     if t.events.is_empty() {
         return Err(Failure::new(Place::Field("events"), "is empty"));
     }
-    if t.links.len() != t.events.len() {
+    let entries = t.events.len() + t.messages.len();
+    if t.links.len() != entries {
         return Err(Failure::new(
             Place::Field("links"),
-            format!("has {} links for {} events", t.links.len(), t.events.len()),
+            format!(
+                "has {} links for {} events and {} messages",
+                t.links.len(),
+                t.events.len(),
+                t.messages.len()
+            ),
         ));
     }
     let mut link = header_link(key, t.match_id, t.payouts);
-    for (i, (event, stated)) in t.events.iter().zip(&t.links).enumerate() {
-        link = next_link(&link, event);
+    let texts = t
+        .events
+        .iter()
+        .cloned()
+        .chain(t.messages.iter().map(ClientMessage::chained_text));
+    for (i, (text, stated)) in texts.zip(&t.links).enumerate() {
+        link = next_link(&link, &text);
         if *stated != hex::encode(link) {
+            let entry = if i < t.events.len() {
+                format!("events[{i}]")
+            } else {
+                format!("messages[{}]", i - t.events.len())
+            };
             return Err(Failure::new(
                 Place::Field("links"),
                 format!(
-                    "links[{i}] is not the chain's link after events[{i}]: the event, an \
-                     earlier one, the match id, the payouts or the link was changed"
+                    "links[{i}] is not the chain's link after {entry}: it, an earlier entry, \
+                     the match id, the payouts or the link was changed"
                 ),
             ));
         }
@@ -429,6 +516,8 @@ struct Replay {
     seats: Option<[Seat; 2]>,
     position: Option<AnyGame>,
     moves: usize,
+    /// Each move made: its seq, cell, mark and seat.
+    played: Vec<(u8, u8, triad_rules::Mark, Seat)>,
     escrow: u128,
     ended: Option<(EndReason, Option<Player>)>,
     /// The transfers the ending owes, in the order the engine makes them.
@@ -447,6 +536,7 @@ fn check_match(transcript: Transcript) -> Result<Verified, Failure> {
         seats: None,
         position: None,
         moves: 0,
+        played: Vec::new(),
         escrow: 0,
         ended: None,
         owed: std::collections::VecDeque::new(),
@@ -506,7 +596,9 @@ fn check_match(transcript: Transcript) -> Result<Verified, Failure> {
             format!("leave {} in the match's escrow", replay.escrow),
         ));
     }
+    let signed_moves = check_messages(&transcript.messages, &replay)?;
     Ok(Verified {
+        signed_moves,
         transcript,
         game: replay.game,
         seats: replay.seats,
@@ -517,6 +609,67 @@ fn check_match(transcript: Transcript) -> Result<Verified, Failure> {
         payouts: replay.paid,
         reserve: replay.reserve,
     })
+}
+
+/// The players' signed messages: each is its sender's (a player of the match) signature
+/// of that exact message to the other player, and each signed move is a move the match
+/// has, by that player. Returns how many moves were signed.
+fn check_messages(messages: &[ClientMessage], replay: &Replay) -> Result<usize, Failure> {
+    use triad_protocol::{App, Message, Signed, envelope};
+    let players: Vec<Address> = replay
+        .seats
+        .map(|seats| seats.iter().filter_map(Seat::address).collect())
+        .unwrap_or_default();
+    let mut signed_moves = 0;
+    for (index, m) in messages.iter().enumerate() {
+        let at = |field: &'static str, problem: String| {
+            Failure::new(Place::Message { index, field }, problem)
+        };
+        let address = |field: &'static str, text: &str| -> Result<Address, Failure> {
+            let a: Address = text
+                .parse()
+                .map_err(|_| at(field, "is not an address".to_owned()))?;
+            if a.to_string() != text || !players.contains(&a) {
+                return Err(at(field, "is not a player of the match".to_owned()));
+            }
+            Ok(a)
+        };
+        let from = address("from", &m.from)?;
+        let to = address("to", &m.to)?;
+        if from == to {
+            return Err(at("to", "is the sender".to_owned()));
+        }
+        let app = App::from_id(&m.app).map_err(|e| at("app", e.to_string()))?;
+        let message = Message::decode_json(app, &m.action, &m.payload)
+            .map_err(|e| at("payload", e.to_string()))?;
+        if message.payload_json(app) != m.payload {
+            return Err(at("payload", "is not in its canonical form".to_owned()));
+        }
+        lower_hex::<32>(&m.public_key).map_err(|p| at("public_key", p))?;
+        lower_hex::<64>(&m.signature).map_err(|p| at("signature", p))?;
+        let signed = Signed {
+            public_key: m.public_key.clone(),
+            signature: m.signature.clone(),
+        };
+        envelope::verify(&signed, from.as_bytes(), to.as_bytes(), app, &message)
+            .map_err(|e| at("signature", e.to_string()))?;
+        if let Message::Move(mv) = &message {
+            let made = replay.played.iter().any(|&(seq, cell, mark, by)| {
+                seq == mv.seq
+                    && cell == u8::from(mv.position)
+                    && mark == mv.mark
+                    && by == Seat::Human(from)
+            });
+            if !made {
+                return Err(at(
+                    "payload",
+                    format!("signs move {} that the match does not have by its sender", mv.seq),
+                ));
+            }
+            signed_moves += 1;
+        }
+    }
+    Ok(signed_moves)
 }
 
 fn reason_name(reason: TransferReason) -> &'static str {
@@ -664,6 +817,7 @@ impl Replay {
             return Err(("seq", format!("is not the number of marks after the move ({})", self.moves)));
         }
         self.position = Some(next);
+        self.played.push((seq, cell, mark, by));
         Ok(())
     }
 

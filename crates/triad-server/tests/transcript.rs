@@ -174,14 +174,8 @@ async fn an_unfinished_match_has_no_transcript_yet_and_an_unknown_one_none() {
 
 /// Every single-byte change to a transcript file — each of the 8 bit flips of each byte,
 /// and each byte replaced by a space, a digit and a letter — is refused.
-#[tokio::test]
-async fn every_single_byte_change_to_a_transcript_is_caught() {
-    let server = Server::start().await;
-    let (alice, bob) = funded_pair(&server, 1_000).await;
-    let id = won_match(&server, &alice, &bob).await;
-    let key = server_key(&server).await;
-    let file = transcript_of(&server, id).await.into_bytes();
-    transcript::verify(&file, &key).unwrap();
+fn assert_every_single_byte_change_is_caught(file: &[u8], key: &triad_identity::VerifyingKey) {
+    transcript::verify(file, key).unwrap();
     let mut tried = 0;
     let mut places = std::collections::BTreeMap::<String, usize>::new();
     for at in 0..file.len() {
@@ -191,10 +185,10 @@ async fn every_single_byte_change_to_a_transcript_is_caught() {
             if changed == original {
                 continue;
             }
-            let mut tampered = file.clone();
+            let mut tampered = file.to_vec();
             tampered[at] = changed;
             tried += 1;
-            match transcript::verify(&tampered, &key) {
+            match transcript::verify(&tampered, key) {
                 Ok(_) => panic!(
                     "byte {at} changed from {:?} to {:?} still verifies",
                     original as char, changed as char
@@ -224,6 +218,16 @@ async fn every_single_byte_change_to_a_transcript_is_caught() {
     }
 }
 
+#[tokio::test]
+async fn every_single_byte_change_to_a_transcript_is_caught() {
+    let server = Server::start().await;
+    let (alice, bob) = funded_pair(&server, 1_000).await;
+    let id = won_match(&server, &alice, &bob).await;
+    let key = server_key(&server).await;
+    let file = transcript_of(&server, id).await.into_bytes();
+    assert_every_single_byte_change_is_caught(&file, &key);
+}
+
 /// What the chain cannot catch, since the server signed it: a transcript re-signed with
 /// the server's own key over events that break the rules or the payout rules. `verify`
 /// says which event and which field.
@@ -244,7 +248,7 @@ async fn a_signed_transcript_that_breaks_the_rules_or_the_payouts_is_refused_at_
             .collect();
         edit(&mut events);
         let events = events.iter().map(Value::to_string).collect();
-        Transcript::sign(&signing, id, t.payouts, events).render()
+        Transcript::sign(&signing, id, t.payouts, events, Vec::new()).render()
     };
     let index_of = |events: &[Value], kind: &str, n: usize| {
         events
@@ -293,12 +297,96 @@ async fn a_signed_transcript_that_breaks_the_rules_or_the_payouts_is_refused_at_
     // Different payout rules in the header than the transfers were made by.
     let mut payouts = t.payouts;
     payouts.win_bps_of_pot = 10_000;
-    let file = Transcript::sign(&signing, id, payouts, t.events.clone()).render();
+    let file = Transcript::sign(&signing, id, payouts, t.events.clone(), Vec::new()).render();
     check(file, "transfer.amount", "the payout rules give 200");
     // A transcript missing its settlement.
     let mut events = t.events.clone();
     events.pop();
-    let file = Transcript::sign(&signing, id, t.payouts, events).render();
+    let file = Transcript::sign(&signing, id, t.payouts, events, Vec::new()).render();
     let failure = transcript::verify(file.as_bytes(), &key).unwrap_err();
     assert_eq!(failure.place, Place::Field("events"), "{failure}");
+}
+
+/// An agents' game played with signed envelopes: the transcript carries every signed
+/// message, chained after the events, and `verify` checks each signature against its
+/// sender and each signed move against the match; a message changed and re-signed by the
+/// server is still refused, since the player's own signature no longer verifies.
+#[tokio::test]
+async fn an_agents_game_s_signed_envelopes_are_in_its_transcript_and_checked() {
+    use triad_protocol::{App, Message, envelope};
+    let server = Server::start().await;
+    let (alice, bob) = (server.user().await, server.user().await);
+    let app = App::TicTacToe;
+    let address = |u: &User| triad_identity::parse_address(&u.address).unwrap();
+    let script = [
+        (&alice, &bob, "propose", r#"{"seq":0,"role":"X"}"#),
+        (&bob, &alice, "accept", r#"{"seq":0,"role":"O"}"#),
+        (&alice, &bob, "move", r#"{"seq":1,"replyTo":0,"position":4,"mark":"X","board":["","","","","X","","","",""]}"#),
+        (&bob, &alice, "move", r#"{"seq":2,"replyTo":1,"position":1,"mark":"O","board":["","O","","","X","","","",""]}"#),
+        (&alice, &bob, "move", r#"{"seq":3,"replyTo":2,"position":0,"mark":"X","board":["X","O","","","X","","","",""]}"#),
+        (&bob, &alice, "move", r#"{"seq":4,"replyTo":3,"position":2,"mark":"O","board":["X","O","O","","X","","","",""]}"#),
+        (&alice, &bob, "move", r#"{"seq":5,"replyTo":4,"position":8,"mark":"X","board":["X","O","O","","X","","","","X"]}"#),
+        (&alice, &bob, "result", r#"{"outcome":"win","winner":"X"}"#),
+    ];
+    let mut id = 0;
+    for (from, to, action, payload) in script {
+        let payload: Value = serde_json::from_str(payload).unwrap();
+        let message = Message::decode(app, action, &payload).unwrap();
+        let signed = envelope::sign(&from.key, &address(to), app, &message);
+        let r = server
+            .post("/api/apps/messages")
+            .auth(from)
+            .json(&json!({"to": to.address, "appId": "tic-tac-toe", "action": action,
+                          "payload": payload, "signed": signed}))
+            .send()
+            .await;
+        id = r.expect(201)["matchId"].as_u64().unwrap();
+    }
+    let key = server_key(&server).await;
+    let file = transcript_of(&server, id).await;
+    let verified = transcript::verify(file.as_bytes(), &key).unwrap();
+    assert_eq!(verified.transcript.messages.len(), 8);
+    assert_eq!(verified.signed_moves, 5);
+    assert_eq!(verified.reason, EndReason::Win);
+    let t = &verified.transcript;
+    assert_eq!(t.links.len(), t.events.len() + 8);
+    assert_eq!(t.messages[2].from, alice.address);
+    assert_eq!(t.messages[2].action, "move");
+
+    // The server (or anyone with its key) cannot make a player sign what they did not:
+    // a message's move changed and the transcript re-signed is refused at the message.
+    let signing = server.state().transcript_key.clone();
+    let mut messages = t.messages.clone();
+    messages[2].payload = messages[2].payload.replace("\"position\":4", "\"position\":3");
+    let forged = Transcript::sign(&signing, id, t.payouts, t.events.clone(), messages).render();
+    let failure = transcript::verify(forged.as_bytes(), &key).unwrap_err();
+    assert_eq!(
+        failure.place,
+        Place::Message {
+            index: 2,
+            field: "signature"
+        },
+        "{failure}"
+    );
+    // A genuine signature of a move the match does not have.
+    let mut messages = t.messages.clone();
+    let other = Message::decode(app, "move", &serde_json::from_str::<Value>(
+        r#"{"seq":1,"replyTo":0,"position":3,"mark":"X","board":["","","","X","","","","",""]}"#,
+    ).unwrap()).unwrap();
+    let signed = envelope::sign(&alice.key, &address(&bob), app, &other);
+    messages[2].payload = other.payload_json(app);
+    messages[2].signature = signed.signature;
+    let forged = Transcript::sign(&signing, id, t.payouts, t.events.clone(), messages).render();
+    let failure = transcript::verify(forged.as_bytes(), &key).unwrap_err();
+    assert_eq!(
+        failure.place,
+        Place::Message {
+            index: 2,
+            field: "payload"
+        },
+        "{failure}"
+    );
+    assert!(failure.problem.contains("signs move 1 that the match does not have"), "{failure}");
+    // And every byte of the messages is covered like the rest.
+    assert_every_single_byte_change_is_caught(file.as_bytes(), &key);
 }

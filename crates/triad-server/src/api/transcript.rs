@@ -13,7 +13,7 @@ use super::{
     ApiState,
     error::{Api, ApiError, ErrorBody},
 };
-use crate::transcript::{Payouts, ServerKey, Transcript};
+use crate::transcript::{ClientMessage, Payouts, ServerKey, Transcript};
 
 /// Events read per page while a transcript is gathered.
 const PAGE: u32 = 1000;
@@ -36,7 +36,8 @@ pub async fn transcript(
 ) -> Result<Response, ApiError> {
     // The stored row, not the engine's: it is written in the commit that ends the match,
     // so every event of the match is in the log once it says finished.
-    let finished = match state.store.match_(MatchId(id)).await? {
+    let stored = state.store.match_(MatchId(id)).await?;
+    let finished = match &stored {
         Some(m) => m.phase == Phase::Finished,
         None if state.match_view(MatchId(id)).await?.is_some() => false,
         None => {
@@ -63,9 +64,44 @@ pub async fn transcript(
             break;
         }
     }
+    let messages = signed_messages(&state, stored.as_ref()).await?;
     let payouts = Payouts::from(state.core.read().await.config().payouts);
-    let body = Transcript::sign(&state.transcript_key, id, payouts, events).render();
+    let body = Transcript::sign(&state.transcript_key, id, payouts, events, messages).render();
     Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
+}
+
+/// The signed envelopes of the agents' game a match referees, if it is one: the players'
+/// own signatures of their moves.
+async fn signed_messages(
+    state: &ApiState,
+    stored: Option<&triad_engine::Match>,
+) -> Result<Vec<ClientMessage>, ApiError> {
+    let Some(m) = stored else {
+        return Ok(Vec::new());
+    };
+    let Some([a, b]) = m.seats.map(|s| s.map(|seat| seat.address())) else {
+        return Ok(Vec::new());
+    };
+    let (Some(a), Some(b)) = (a, b) else {
+        return Ok(Vec::new());
+    };
+    let rows = state.store.signed_messages_of_match(m.id, [a, b]).await?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|row| {
+            // A stored signature always parses: the relay stored it after checking it.
+            let signed: triad_protocol::Signed = serde_json::from_str(&row.signed).ok()?;
+            Some(ClientMessage {
+                from: row.sender,
+                to: row.recipient,
+                app: row.app_id,
+                action: row.action,
+                payload: row.payload,
+                public_key: signed.public_key,
+                signature: signed.signature,
+            })
+        })
+        .collect())
 }
 
 /// The server's transcript key: the Ed25519 public key whose signatures a transcript
