@@ -70,3 +70,41 @@ def test_an_unfinished_match_has_no_transcript(server):
     assert status == 201, body
     status, body = server.get(f"/api/matches/{body['match']['id']}/transcript")
     assert (status, body["code"], body["error"]) == (409, 238, "match_not_finished")
+
+
+def test_an_agents_game_sent_with_triad_apps_carries_the_players_signatures(server):
+    """The protocol's example game, each message sent with `triad apps send` (which signs it
+    with the sender's key): the transcript carries the signed messages, which verify, and
+    a message changed after the fact does not."""
+    from conftest import run_triad
+
+    alice, bob = server.new_player(), server.new_player()
+    script = [
+        (alice, bob, "propose", '{"seq":0,"role":"X"}'),
+        (bob, alice, "accept", '{"seq":0,"role":"O"}'),
+        (alice, bob, "move", '{"seq":1,"replyTo":0,"position":4,"mark":"X","board":["","","","","X","","","",""]}'),
+        (bob, alice, "move", '{"seq":2,"replyTo":1,"position":1,"mark":"O","board":["","O","","","X","","","",""]}'),
+        (alice, bob, "move", '{"seq":3,"replyTo":2,"position":0,"mark":"X","board":["X","O","","","X","","","",""]}'),
+        (bob, alice, "move", '{"seq":4,"replyTo":3,"position":2,"mark":"O","board":["X","O","O","","X","","","",""]}'),
+        (alice, bob, "move", '{"seq":5,"replyTo":4,"position":8,"mark":"X","board":["X","O","O","","X","","","","X"]}'),
+    ]
+    for sender, recipient, action, payload in script:
+        run_triad(
+            "apps", "send", recipient.address, "tic-tac-toe", action, "--payload", payload,
+            "--server", server.url, "--key-file", str(sender.key_file), env=server.env,
+        )
+    status, page = server.get(f"/api/matches?player={alice.address}")
+    assert status == 200, page
+    match_id = page["matches"][0]["id"]
+    key = httpx.get(server.url + "/.well-known/triad-transcript-key", timeout=30).json()["public_key"]
+    data = httpx.get(f"{server.url}/api/matches/{match_id}/transcript", timeout=30).content
+    t = verify(data, key)
+    assert [m["action"] for m in t["messages"]] == [a for _, _, a, _ in script]
+    assert t["messages"][2]["from"] == alice.address
+    assert len(t["links"]) == len(t["events"]) + len(script)
+    # Alice's first move, claimed to have been elsewhere.
+    text = data.decode()
+    tampered = text.replace('\\"position\\":4', '\\"position\\":3', 1)
+    assert tampered != text
+    with pytest.raises(Refused, match=r"messages\[2\]\.signature"):
+        verify(tampered.encode(), key)

@@ -1,6 +1,7 @@
 """A verifier of Triad's signed transcripts (docs/transcript.md), written from the format's
-documentation alone: the file's one form, the key, the hash chain and the server's Ed25519
-signature of its head. (It does not replay the moves and the money; `triad verify` does.)
+documentation alone: the file's one form, the key, the hash chain, the server's Ed25519
+signature of its head, and the players' own signatures of their messages. (It does not
+replay the moves and the money; `triad verify` does.)
 
     python verify_transcript.py TRANSCRIPT PUBLIC_KEY_HEX
 
@@ -21,7 +22,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 FORMAT = "triad-transcript/1"
 HEADER_DOMAIN = b"triad-transcript/1 header\0"
 HEAD_DOMAIN = b"triad-transcript/1 head\0"
-FIELDS = ["format", "server_key", "match_id", "payouts", "events", "links", "head", "signature"]
+FIELDS = ["format", "server_key", "match_id", "payouts", "events", "messages", "links", "head", "signature"]
+MESSAGE = ["from", "to", "app", "action", "payload", "public_key", "signature"]
+AGENT_DOMAIN = "triad-agent-message/v1"
 PAYOUTS = ["win_bps_of_pot", "draw_bps_of_stake", "timeout_bps_of_pot", "cancel_bps_of_stake"]
 
 
@@ -76,18 +79,39 @@ def verify(data: bytes, trusted_key_hex: str) -> dict:
     events, links = t["events"], t["links"]
     if not isinstance(events, list) or not events or not all(isinstance(e, str) for e in events):
         raise Refused("events: not a non-empty list of strings")
-    if not isinstance(links, list) or len(links) != len(events):
-        raise Refused("links: not one per event")
+    messages = t["messages"]
+    if not isinstance(messages, list):
+        raise Refused("messages: not a list")
+    texts = [e.encode("utf-8") for e in events]
+    for j, m in enumerate(messages):
+        if not isinstance(m, dict) or list(m) != MESSAGE or not all(isinstance(v, str) for v in m.values()):
+            raise Refused(f"messages[{j}]: the fields are not {MESSAGE}, all strings")
+        signed = (
+            f"{AGENT_DOMAIN}\nfrom: {m['from']}\nto: {m['to']}\napp: {m['app']}\n"
+            f"action: {m['action']}\npayload: {m['payload']}"
+        ).encode("utf-8")
+        sender = lower_hex(m["public_key"], 32, f"messages[{j}].public_key")
+        if "0x" + h(b"\x00" + sender).hex() != m["from"]:
+            raise Refused(f"messages[{j}].public_key: not the sender's key")
+        try:
+            Ed25519PublicKey.from_public_bytes(sender).verify(
+                lower_hex(m["signature"], 64, f"messages[{j}].signature"), signed
+            )
+        except InvalidSignature:
+            raise Refused(f"messages[{j}].signature: not the sender's signature of the message") from None
+        texts.append(signed + f"\npublic_key: {m['public_key']}\nsignature: {m['signature']}".encode("utf-8"))
+    if not isinstance(links, list) or len(links) != len(texts):
+        raise Refused("links: not one per event and message")
     link = h(
         HEADER_DOMAIN
         + public
         + struct.pack(">Q", match_id)
         + b"".join(struct.pack(">I", payouts[name]) for name in PAYOUTS)
     )
-    for i, (event, stated) in enumerate(zip(events, links)):
-        link = h(link + event.encode("utf-8"))
+    for i, (text, stated) in enumerate(zip(texts, links)):
+        link = h(link + text)
         if stated != link.hex():
-            raise Refused(f"links[{i}]: not the chain's link after events[{i}]")
+            raise Refused(f"links[{i}]: not the chain's link after entry {i}")
     if t["head"] != link.hex():
         raise Refused("head: not the last link")
     signature = lower_hex(t["signature"], 64, "signature")

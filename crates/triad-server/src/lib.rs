@@ -136,8 +136,7 @@ pub async fn start(mut settings: Settings) -> Result<Running, ServeError> {
             &Sessions::new_key().map_err(ServeError::Settings)?,
         )
         .await?;
-    let transcript_key =
-        transcript::signing_key(&transcript_key).map_err(ServeError::Settings)?;
+    let transcript_key = transcript::signing_key(&transcript_key).map_err(ServeError::Settings)?;
     let engine = store.load_engine(settings.engine_config(seed)).await?;
     if engine.config().owner.is_zero() {
         tracing::warn!(

@@ -408,7 +408,11 @@ pub fn verify(file: &[u8], trusted: &VerifyingKey) -> Result<Verified, Failure> 
     let transcript: Transcript = serde_json::from_slice(file).map_err(|e| {
         Failure::new(
             Place::File,
-            format!("is not a transcript (line {}, column {}): {e}", e.line(), e.column()),
+            format!(
+                "is not a transcript (line {}, column {}): {e}",
+                e.line(),
+                e.column()
+            ),
         )
     })?;
     let canonical = transcript.render();
@@ -527,6 +531,12 @@ struct Replay {
 }
 
 fn check_match(transcript: Transcript) -> Result<Verified, Failure> {
+    if !PayoutRules::from(transcript.payouts).is_valid() {
+        return Err(Failure::new(
+            Place::Field("payouts"),
+            "give a share over 100% (10000 basis points)",
+        ));
+    }
     let mut replay = Replay {
         id: MatchId(transcript.match_id),
         rules: transcript.payouts.into(),
@@ -663,7 +673,10 @@ fn check_messages(messages: &[ClientMessage], replay: &Replay) -> Result<usize, 
             if !made {
                 return Err(at(
                     "payload",
-                    format!("signs move {} that the match does not have by its sender", mv.seq),
+                    format!(
+                        "signs move {} that the match does not have by its sender",
+                        mv.seq
+                    ),
                 ));
             }
             signed_moves += 1;
@@ -744,16 +757,16 @@ impl Replay {
             } => self.end(*reason, *winner, *cells),
             EventKind::RematchOffered { .. } => {
                 if self.ended.is_none() || !self.owed.is_empty() {
-                    return Err(("type", "offers a rematch of a match not yet over".to_owned()));
+                    return Err((
+                        "type",
+                        "offers a rematch of a match not yet over".to_owned(),
+                    ));
                 }
                 Ok(())
             }
-            EventKind::Transferred { transfer, .. } => self.transfer(
-                transfer.from,
-                transfer.to,
-                transfer.amount,
-                transfer.reason,
-            ),
+            EventKind::Transferred { transfer, .. } => {
+                self.transfer(transfer.from, transfer.to, transfer.amount, transfer.reason)
+            }
         }
     }
 
@@ -772,15 +785,24 @@ impl Replay {
             return Err(("type", "starts a match already started or over".to_owned()));
         }
         if self.game.is_some_and(|g| g != game) {
-            return Err(("game", "is not the game the match was opened for".to_owned()));
+            return Err((
+                "game",
+                "is not the game the match was opened for".to_owned(),
+            ));
         }
         if self.stake.is_some_and(|s| s != stake) {
-            return Err(("stake", "is not the stake the match was opened with".to_owned()));
+            return Err((
+                "stake",
+                "is not the stake the match was opened with".to_owned(),
+            ));
         }
         if let Some(host) = self.host
             && !seats.iter().any(|s| s.address() == Some(host))
         {
-            return Err(("seats", "leave out the player who opened the match".to_owned()));
+            return Err((
+                "seats",
+                "leave out the player who opened the match".to_owned(),
+            ));
         }
         self.game = Some(game);
         self.stake = Some(stake);
@@ -804,7 +826,10 @@ impl Replay {
             return Err(("type", "is a move after the match ended".to_owned()));
         }
         if player != position.turn() {
-            return Err(("player", format!("is not the player to move ({:?})", position.turn())));
+            return Err((
+                "player",
+                format!("is not the player to move ({:?})", position.turn()),
+            ));
         }
         if by != seats[player.index()] {
             return Err(("by", "is not who sits in the mover's seat".to_owned()));
@@ -814,7 +839,10 @@ impl Replay {
             .map_err(|e| ("cell", format!("is not a legal move by the rules: {e}")))?;
         self.moves += 1;
         if usize::from(seq) != self.moves {
-            return Err(("seq", format!("is not the number of marks after the move ({})", self.moves)));
+            return Err((
+                "seq",
+                format!("is not the number of marks after the move ({})", self.moves),
+            ));
         }
         self.position = Some(next);
         self.played.push((seq, cell, mark, by));
@@ -841,25 +869,47 @@ impl Replay {
         match reason {
             EndReason::Win | EndReason::Draw => {
                 let Some(outcome) = outcome else {
-                    return Err(("reason", format!("is {}, but the game is not over by the rules", reason.name())));
+                    return Err((
+                        "reason",
+                        format!(
+                            "is {}, but the game is not over by the rules",
+                            reason.name()
+                        ),
+                    ));
                 };
                 let rules_reason = match outcome {
                     Outcome::Win { .. } => EndReason::Win,
                     Outcome::Draw => EndReason::Draw,
                 };
                 if reason != rules_reason {
-                    return Err(("reason", format!("is {}, but by the rules the game is a {}", reason.name(), rules_reason.name())));
+                    return Err((
+                        "reason",
+                        format!(
+                            "is {}, but by the rules the game is a {}",
+                            reason.name(),
+                            rules_reason.name()
+                        ),
+                    ));
                 }
                 if winner != outcome.winner() {
-                    return Err(("winner", "is not the rules' winner of the final position".to_owned()));
+                    return Err((
+                        "winner",
+                        "is not the rules' winner of the final position".to_owned(),
+                    ));
                 }
             }
             EndReason::Forfeit | EndReason::Timeout => {
                 if self.position.is_none() || outcome.is_some() {
-                    return Err(("reason", format!("is {}, but no game was in play", reason.name())));
+                    return Err((
+                        "reason",
+                        format!("is {}, but no game was in play", reason.name()),
+                    ));
                 }
                 if winner.is_none() {
-                    return Err(("winner", format!("is missing: a {} has a winner", reason.name())));
+                    return Err((
+                        "winner",
+                        format!("is missing: a {} has a winner", reason.name()),
+                    ));
                 }
             }
             EndReason::Aborted => {
@@ -869,7 +919,10 @@ impl Replay {
             }
             EndReason::Cancelled | EndReason::Declined | EndReason::Expired => {
                 if self.seats.is_some() || winner.is_some() {
-                    return Err(("reason", format!("is {}, but the match had started", reason.name())));
+                    return Err((
+                        "reason",
+                        format!("is {}, but the match had started", reason.name()),
+                    ));
                 }
             }
         }
@@ -890,8 +943,12 @@ impl Replay {
                 .and_then(|p| self.seats.map(|s| s[p.index()]))
                 .and_then(|s| s.address());
             if let Some(w) = winner_address {
-                self.owe(Account::Player(w), settlement.to_winner, TransferReason::Payout);
-                paid += settlement.to_winner;
+                self.owe(
+                    Account::Player(w),
+                    settlement.to_winner,
+                    TransferReason::Payout,
+                );
+                paid = settlement.to_winner;
             }
         } else {
             let why = if reason == EndReason::Draw {
@@ -901,11 +958,14 @@ impl Replay {
             };
             for h in humans {
                 self.owe(Account::Player(h), settlement.to_each, why);
-                paid += settlement.to_each;
+                paid = paid.saturating_add(settlement.to_each);
             }
         }
         if paid > pot {
-            return Err(("reason", format!("would pay out {paid} from a pot of {pot}")));
+            return Err((
+                "reason",
+                format!("would pay out {paid} from a pot of {pot}"),
+            ));
         }
         self.owe(Account::Reserve, pot - paid, TransferReason::ReserveShare);
         Ok(())
@@ -927,7 +987,10 @@ impl Replay {
         let escrow = Account::Escrow(self.id);
         if self.ended.is_some() {
             let Some((owed_to, owed, why)) = self.owed.pop_front() else {
-                return Err(("transfer", "moves money after the match was settled".to_owned()));
+                return Err((
+                    "transfer",
+                    "moves money after the match was settled".to_owned(),
+                ));
             };
             if from != escrow {
                 return Err(("transfer.from", "is not the match's escrow".to_owned()));
@@ -975,9 +1038,13 @@ impl Replay {
         if Some(amount) != self.stake {
             return Err(("transfer.amount", "is not the match's stake".to_owned()));
         }
-        self.escrow += amount;
-        if self.escrow > 2 * amount {
-            return Err(("transfer.amount", "puts more than two stakes in escrow".to_owned()));
+        // Saturating: a hostile file's amounts near `u128::MAX` are refused, not a panic.
+        self.escrow = self.escrow.saturating_add(amount);
+        if self.escrow > amount.saturating_mul(2) || self.escrow == u128::MAX {
+            return Err((
+                "transfer.amount",
+                "puts more than two stakes in escrow".to_owned(),
+            ));
         }
         Ok(())
     }

@@ -111,7 +111,11 @@ async fn the_key_is_kept_with_the_database_and_a_transcript_is_the_same_after_a_
     let other_key = server_key(&other).await;
     assert_ne!(other_key, key);
     let failure = transcript::verify(before.as_bytes(), &other_key).unwrap_err();
-    assert_eq!(failure.place, Place::Field("server_key.public_key"), "{failure}");
+    assert_eq!(
+        failure.place,
+        Place::Field("server_key.public_key"),
+        "{failure}"
+    );
 }
 
 #[tokio::test]
@@ -214,7 +218,10 @@ fn assert_every_single_byte_change_is_caught(file: &[u8], key: &triad_identity::
         "field server_key.key_id",
         "field format",
     ] {
-        assert!(places.contains_key(place), "nothing caught at {place}: {places:?}");
+        assert!(
+            places.contains_key(place),
+            "nothing caught at {place}: {places:?}"
+        );
     }
 }
 
@@ -299,6 +306,29 @@ async fn a_signed_transcript_that_breaks_the_rules_or_the_payouts_is_refused_at_
     payouts.win_bps_of_pot = 10_000;
     let file = Transcript::sign(&signing, id, payouts, t.events.clone(), Vec::new()).render();
     check(file, "transfer.amount", "the payout rules give 200");
+    // Payout rules no server may have: refused before any share is computed.
+    let mut payouts = t.payouts;
+    payouts.timeout_bps_of_pot = u32::MAX;
+    let file = Transcript::sign(&signing, id, payouts, t.events.clone(), Vec::new()).render();
+    let failure = transcript::verify(file.as_bytes(), &key).unwrap_err();
+    assert_eq!(failure.place, Place::Field("payouts"), "{failure}");
+    // Amounts at the edge of u128 are refused, never an overflow.
+    check(
+        resigned(&|events| {
+            for e in events.iter_mut() {
+                for field in ["stake", "amount"] {
+                    if e["kind"].get(field).is_some() {
+                        e["kind"][field] = json!(u128::MAX.to_string());
+                    }
+                    if e["kind"]["transfer"].get(field).is_some() {
+                        e["kind"]["transfer"][field] = json!(u128::MAX.to_string());
+                    }
+                }
+            }
+        }),
+        "transfer.amount",
+        "more than two stakes",
+    );
     // A transcript missing its settlement.
     let mut events = t.events.clone();
     events.pop();
@@ -321,11 +351,36 @@ async fn an_agents_game_s_signed_envelopes_are_in_its_transcript_and_checked() {
     let script = [
         (&alice, &bob, "propose", r#"{"seq":0,"role":"X"}"#),
         (&bob, &alice, "accept", r#"{"seq":0,"role":"O"}"#),
-        (&alice, &bob, "move", r#"{"seq":1,"replyTo":0,"position":4,"mark":"X","board":["","","","","X","","","",""]}"#),
-        (&bob, &alice, "move", r#"{"seq":2,"replyTo":1,"position":1,"mark":"O","board":["","O","","","X","","","",""]}"#),
-        (&alice, &bob, "move", r#"{"seq":3,"replyTo":2,"position":0,"mark":"X","board":["X","O","","","X","","","",""]}"#),
-        (&bob, &alice, "move", r#"{"seq":4,"replyTo":3,"position":2,"mark":"O","board":["X","O","O","","X","","","",""]}"#),
-        (&alice, &bob, "move", r#"{"seq":5,"replyTo":4,"position":8,"mark":"X","board":["X","O","O","","X","","","","X"]}"#),
+        (
+            &alice,
+            &bob,
+            "move",
+            r#"{"seq":1,"replyTo":0,"position":4,"mark":"X","board":["","","","","X","","","",""]}"#,
+        ),
+        (
+            &bob,
+            &alice,
+            "move",
+            r#"{"seq":2,"replyTo":1,"position":1,"mark":"O","board":["","O","","","X","","","",""]}"#,
+        ),
+        (
+            &alice,
+            &bob,
+            "move",
+            r#"{"seq":3,"replyTo":2,"position":0,"mark":"X","board":["X","O","","","X","","","",""]}"#,
+        ),
+        (
+            &bob,
+            &alice,
+            "move",
+            r#"{"seq":4,"replyTo":3,"position":2,"mark":"O","board":["X","O","O","","X","","","",""]}"#,
+        ),
+        (
+            &alice,
+            &bob,
+            "move",
+            r#"{"seq":5,"replyTo":4,"position":8,"mark":"X","board":["X","O","O","","X","","","","X"]}"#,
+        ),
         (&alice, &bob, "result", r#"{"outcome":"win","winner":"X"}"#),
     ];
     let mut id = 0;
@@ -336,8 +391,10 @@ async fn an_agents_game_s_signed_envelopes_are_in_its_transcript_and_checked() {
         let r = server
             .post("/api/apps/messages")
             .auth(from)
-            .json(&json!({"to": to.address, "appId": "tic-tac-toe", "action": action,
-                          "payload": payload, "signed": signed}))
+            .json(
+                &json!({"to": to.address, "appId": "tic-tac-toe", "action": action,
+                          "payload": payload, "signed": signed}),
+            )
             .send()
             .await;
         id = r.expect(201)["matchId"].as_u64().unwrap();
@@ -357,7 +414,9 @@ async fn an_agents_game_s_signed_envelopes_are_in_its_transcript_and_checked() {
     // a message's move changed and the transcript re-signed is refused at the message.
     let signing = server.state().transcript_key.clone();
     let mut messages = t.messages.clone();
-    messages[2].payload = messages[2].payload.replace("\"position\":4", "\"position\":3");
+    messages[2].payload = messages[2]
+        .payload
+        .replace("\"position\":4", "\"position\":3");
     let forged = Transcript::sign(&signing, id, t.payouts, t.events.clone(), messages).render();
     let failure = transcript::verify(forged.as_bytes(), &key).unwrap_err();
     assert_eq!(
@@ -386,7 +445,12 @@ async fn an_agents_game_s_signed_envelopes_are_in_its_transcript_and_checked() {
         },
         "{failure}"
     );
-    assert!(failure.problem.contains("signs move 1 that the match does not have"), "{failure}");
+    assert!(
+        failure
+            .problem
+            .contains("signs move 1 that the match does not have"),
+        "{failure}"
+    );
     // And every byte of the messages is covered like the rest.
     assert_every_single_byte_change_is_caught(file.as_bytes(), &key);
 }

@@ -55,7 +55,10 @@ async fn triad_verify_checks_an_exported_transcript_offline_and_refuses_a_tamper
     assert!(status.success(), "{err}");
 
     // The key, fetched once; from here on the server is not needed.
-    let key = api.get("/.well-known/triad-transcript-key", None).await.ok();
+    let key = api
+        .get("/.well-known/triad-transcript-key", None)
+        .await
+        .ok();
     let key_hex = key["public_key"].as_str().unwrap().to_owned();
     let key_file = dir.path().join("key.json");
     std::fs::write(&key_file, key.to_string()).unwrap();
@@ -68,12 +71,18 @@ async fn triad_verify_checks_an_exported_transcript_offline_and_refuses_a_tamper
     assert!(status.success(), "{err}");
     assert!(out.contains(&format!("verified: match {id}")), "{out}");
     assert!(out.contains("5 moves by the rules; ended: win"), "{out}");
-    assert!(out.contains(&format!("paid 1800000 to {}", alice.address)), "{out}");
+    assert!(
+        out.contains(&format!("paid 1800000 to {}", alice.address)),
+        "{out}"
+    );
     assert!(out.contains("to the reserve: 200000"), "{out}");
     drop(server);
     for (name, args) in [
         ("verify-key", ["--key", key_hex.as_str()]),
-        ("verify-key-file", ["--key-file", key_file.to_str().unwrap()]),
+        (
+            "verify-key-file",
+            ["--key-file", key_file.to_str().unwrap()],
+        ),
     ] {
         let mut all = vec!["verify", file_arg];
         all.extend(args);
@@ -85,7 +94,10 @@ async fn triad_verify_checks_an_exported_transcript_offline_and_refuses_a_tamper
     // Without a key it says which to give.
     let (status, _, err) = run_to_exit(triad(&["verify", file_arg]), dir.path(), "no-key").await;
     assert!(!status.success());
-    assert!(err.contains("--key HEX, --key-file FILE or --server URL"), "{err}");
+    assert!(
+        err.contains("--key HEX, --key-file FILE or --server URL"),
+        "{err}"
+    );
 
     // A changed move: the chain breaks at that event's link.
     let text = std::fs::read_to_string(&file).unwrap();
@@ -100,8 +112,14 @@ async fn triad_verify_checks_an_exported_transcript_offline_and_refuses_a_tamper
     )
     .await;
     assert!(!status.success());
-    assert!(err.contains("does not verify: field links: links["), "{err}");
-    assert!(err.contains("is not the chain's link after events["), "{err}");
+    assert!(
+        err.contains("does not verify: field links: links["),
+        "{err}"
+    );
+    assert!(
+        err.contains("is not the chain's link after events["),
+        "{err}"
+    );
 
     // One byte of the signature.
     let at = text.find("\"signature\": \"").unwrap() + 14;
@@ -115,7 +133,10 @@ async fn triad_verify_checks_an_exported_transcript_offline_and_refuses_a_tamper
     )
     .await;
     assert!(!status.success());
-    assert!(err.contains("field signature: is not the server key's signature"), "{err}");
+    assert!(
+        err.contains("field signature: is not the server key's signature"),
+        "{err}"
+    );
 
     // A space more in the file.
     std::fs::write(&tampered, text.replacen(": ", ":  ", 1)).unwrap();
@@ -126,7 +147,10 @@ async fn triad_verify_checks_an_exported_transcript_offline_and_refuses_a_tamper
     )
     .await;
     assert!(!status.success());
-    assert!(err.contains("the file: is not in the transcript's one form"), "{err}");
+    assert!(
+        err.contains("the file: is not in the transcript's one form"),
+        "{err}"
+    );
 
     // Another key.
     let other = new_key().public_key_hex();
@@ -137,5 +161,8 @@ async fn triad_verify_checks_an_exported_transcript_offline_and_refuses_a_tamper
     )
     .await;
     assert!(!status.success());
-    assert!(err.contains("field server_key.public_key: is not the server's key you trust"), "{err}");
+    assert!(
+        err.contains("field server_key.public_key: is not the server's key you trust"),
+        "{err}"
+    );
 }

@@ -123,9 +123,8 @@ pub(crate) fn verify(args: VerifyArgs) -> anyhow::Result<()> {
     let key = trusted_key(&args)?;
     let file = std::fs::read(&args.file)
         .with_context(|| format!("cannot read {}", args.file.display()))?;
-    let verified = transcript::verify(&file, &key).map_err(|failure| {
-        anyhow::anyhow!("{} does not verify: {failure}", args.file.display())
-    })?;
+    let verified = transcript::verify(&file, &key)
+        .map_err(|failure| anyhow::anyhow!("{} does not verify: {failure}", args.file.display()))?;
     let seat = |s: &Seat| match s {
         Seat::Human(a) => a.to_string(),
         Seat::Computer(level) => format!("the computer ({level:?})"),
@@ -154,6 +153,13 @@ pub(crate) fn verify(args: VerifyArgs) -> anyhow::Result<()> {
         verified.reason.name(),
         winner.map(|w| format!(", won by {w}")).unwrap_or_default()
     );
+    if !verified.transcript.messages.is_empty() {
+        println!(
+            "  {} messages signed by the players themselves, {} of them moves",
+            verified.transcript.messages.len(),
+            verified.signed_moves
+        );
+    }
     for (to, amount) in &verified.payouts {
         println!("  paid {amount} to {to}");
     }
