@@ -130,7 +130,7 @@ async fn an_unfinished_match_has_no_transcript_yet_and_an_unknown_one_none() {
         .await;
     r.expect_error(409, 238, "match_not_finished");
     let r = server.get("/api/matches/999999/transcript").send().await;
-    r.expect_error(404, 210, "not_found");
+    r.expect_error(404, 100, "unknown_match");
     // A draw, a forfeit and a declined challenge verify too, each with its settlement.
     let key = server_key(&server).await;
     server

@@ -26,7 +26,7 @@ const PAGE: u32 = 1000;
     params(("id" = u64, Path, description = "Match id")),
     responses(
         (status = 200, description = "The transcript file", content_type = "application/json", body = Transcript),
-        (status = 404, description = "No such match (not_found)", body = ErrorBody),
+        (status = 404, description = "No such match (unknown_match)", body = ErrorBody),
         (status = 409, description = "The match is not finished (match_not_finished)", body = ErrorBody),
         (status = "4XX", body = ErrorBody),
     ))]
@@ -40,12 +40,7 @@ pub async fn transcript(
     let finished = match &stored {
         Some(m) => m.phase == Phase::Finished,
         None if state.match_view(MatchId(id)).await?.is_some() => false,
-        None => {
-            return Err(ApiError::with_message(
-                Api::NotFound,
-                format!("there is no match {id}"),
-            ));
-        }
+        None => return Err(ApiError::from(triad_engine::EngineError::UnknownMatch)),
     };
     if !finished {
         return Err(ApiError::new(Api::MatchNotFinished));
