@@ -108,3 +108,17 @@ def test_an_agents_game_sent_with_triad_apps_carries_the_players_signatures(serv
     assert tampered != text
     with pytest.raises(Refused, match=r"messages\[2\]\.signature"):
         verify(tampered.encode(), key)
+
+
+def test_the_documented_examples_verify():
+    """docs/transcript-examples/: a staked match and an agents' game with the players'
+    signatures, and the key that signed them."""
+    import json
+    from pathlib import Path
+
+    examples = Path(__file__).resolve().parents[2] / "docs" / "transcript-examples"
+    key = json.loads((examples / "key.json").read_text())["public_key"]
+    staked = verify((examples / "staked.json").read_bytes(), key)
+    assert staked["messages"] == []
+    agents = verify((examples / "agents.json").read_bytes(), key)
+    assert [m["action"] for m in agents["messages"]] == ["propose", "accept"] + ["move"] * 5

@@ -454,3 +454,25 @@ async fn an_agents_game_s_signed_envelopes_are_in_its_transcript_and_checked() {
     // And every byte of the messages is covered like the rest.
     assert_every_single_byte_change_is_caught(file.as_bytes(), &key);
 }
+
+/// The example transcripts of `docs/transcript-examples/` (made by a server of the
+/// format's first version) still verify: the format has not moved under the files a
+/// verifier elsewhere is tested against.
+#[test]
+fn the_documented_examples_verify_with_their_key() {
+    let key: transcript::ServerKey =
+        serde_json::from_str(include_str!("../../../docs/transcript-examples/key.json")).unwrap();
+    let key = key.key().unwrap();
+    let staked = include_str!("../../../docs/transcript-examples/staked.json");
+    let v = transcript::verify(staked.as_bytes(), &key).unwrap();
+    assert_eq!(
+        (v.reason, v.moves, v.stake, v.reserve),
+        (EndReason::Win, 5, 100, 20)
+    );
+    assert_eq!(v.payouts.len(), 1);
+    assert!(v.transcript.messages.is_empty());
+    let agents = include_str!("../../../docs/transcript-examples/agents.json");
+    let v = transcript::verify(agents.as_bytes(), &key).unwrap();
+    assert_eq!((v.reason, v.moves, v.signed_moves), (EndReason::Win, 5, 5));
+    assert_eq!(v.transcript.messages.len(), 7);
+}
