@@ -24,6 +24,8 @@ pub(crate) const POSTGRES_SUITES: &[&str] = &[
     "--test",
     "system",
     "--test",
+    "transcript",
+    "--test",
     "web",
 ];
 

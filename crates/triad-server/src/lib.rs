@@ -27,6 +27,7 @@ pub mod picture;
 pub mod relay;
 pub mod sessions;
 pub mod store;
+pub mod transcript;
 pub mod web;
 
 use std::{
@@ -128,6 +129,15 @@ pub async fn start(mut settings: Settings) -> Result<Running, ServeError> {
             &Sessions::new_key().map_err(ServeError::Settings)?,
         )
         .await?;
+    // The key that signs the matches' transcripts: drawn once per database, so that every
+    // node of a cluster signs with it and a transcript verifies after a restart.
+    let transcript_key = store
+        .setting_or_insert(
+            transcript::KEY_SETTING,
+            &Sessions::new_key().map_err(ServeError::Settings)?,
+        )
+        .await?;
+    let transcript_key = transcript::signing_key(&transcript_key).map_err(ServeError::Settings)?;
     let engine = store.load_engine(settings.engine_config(seed)).await?;
     if engine.config().owner.is_zero() {
         tracing::warn!(
@@ -184,6 +194,7 @@ pub async fn start(mut settings: Settings) -> Result<Running, ServeError> {
         metrics: prometheus(),
         openapi: Arc::new(openapi),
         relay,
+        transcript_key: Arc::new(transcript_key),
     });
     if state.store.is_shared() {
         tokio::spawn(cluster::follow(cluster::Node {

@@ -19,7 +19,7 @@ async fn a_finished_match_is_reviewed_move_by_move() {
         .get(&format!("/api/matches/{id}/review"))
         .send()
         .await
-        .expect_error(409, 246, "match_not_finished");
+        .expect_error(409, 238, "match_not_finished");
     server.play(&o, id, 2, 3, "O").await.expect(201);
     server.play(&x, id, 3, 1, "X").await.expect(201);
     server.play(&o, id, 4, 4, "O").await.expect(201);

@@ -32,6 +32,7 @@ const SERVED: &[(&str, &str)] = &[
     ("POST", "/api/matches/{id}/rematch"),
     ("GET", "/api/matches/{id}/events"),
     ("GET", "/api/matches/{id}/notation"),
+    ("GET", "/api/matches/{id}/transcript"),
     ("GET", "/api/players/{address}"),
     ("GET", "/api/leaderboard"),
     ("GET", "/api/analysis/{game}/{board}"),
@@ -54,6 +55,7 @@ const SERVED: &[(&str, &str)] = &[
     ("GET", "/api/apps/{app_id}/manifest"),
     ("GET", "/.well-known/agent-card.json"),
     ("POST", "/a2a"),
+    ("GET", "/.well-known/triad-transcript-key"),
 ];
 
 type Routes = BTreeSet<(String, String)>;

@@ -40,6 +40,8 @@ enum Command {
     Mcp(cmd::mcp::McpArgs),
     Bench(Box<cmd::bench::BenchArgs>),
     Export(cmd::export::ExportArgs),
+    Transcript(cmd::transcript::TranscriptArgs),
+    Verify(cmd::transcript::VerifyArgs),
 }
 
 impl Command {
@@ -56,6 +58,8 @@ impl Command {
             Command::Mcp(args) => cmd::mcp::run(args).map(|()| ExitCode::SUCCESS),
             Command::Bench(args) => cmd::bench::run(*args),
             Command::Export(args) => cmd::export::run(args).map(|()| ExitCode::SUCCESS),
+            Command::Transcript(args) => cmd::transcript::fetch(args).map(|()| ExitCode::SUCCESS),
+            Command::Verify(args) => cmd::transcript::verify(args).map(|()| ExitCode::SUCCESS),
         }
     }
 }

@@ -118,7 +118,7 @@ pub enum Api {
     GameIdTaken,
     /// 234: the server failed on the request (an internal fault, logged); nothing was done.
     InternalError,
-    /// 246: the match is still in play; its review and transcript come when it ends.
+    /// 238: the match is still in play; its review and transcript come when it ends.
     MatchNotFinished,
     /// 235: the text is not a record in Triad's notation (`docs/notation.md`).
     NotationInvalid,
@@ -307,7 +307,7 @@ impl Api {
                 "the server failed on this request (an internal fault, now in its log); nothing was done: report it to the operator with the time",
             ),
             Api::MatchNotFinished => (
-                246,
+                238,
                 "match_not_finished",
                 S::CONFLICT,
                 "this match is still in play; its review and transcript are ready when it ends",

@@ -14,6 +14,7 @@ pub mod puzzles;
 pub mod relay;
 pub mod review;
 pub mod system;
+pub mod transcript;
 pub mod views;
 pub mod ws;
 
@@ -103,6 +104,8 @@ pub struct Shared {
     pub openapi: Arc<utoipa::openapi::OpenApi>,
     /// The agents' relay.
     pub relay: Arc<crate::relay::Relay>,
+    /// The key that signs the matches' transcripts ([`crate::transcript`]).
+    pub transcript_key: Arc<triad_identity::SigningKey>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -377,6 +380,8 @@ pub fn routes() -> (Router<ApiState>, utoipa::openapi::OpenApi) {
         .routes(routes!(relay::manifest))
         .routes(routes!(a2a::agent_card))
         .routes(routes!(a2a::rpc))
+        .routes(routes!(transcript::transcript))
+        .routes(routes!(transcript::transcript_key))
         .split_for_parts()
 }
 

@@ -3,7 +3,7 @@
 //! preview.
 //!
 //! - `GET /api/matches/{id}/review`: a finished match's review (a match still in play has
-//!   none: 246 `match_not_finished`, so a player cannot consult it mid-game).
+//!   none: 238 `match_not_finished`, so a player cannot consult it mid-game).
 //! - `GET /api/review/{game}?moves=X5,O1,…`: the review of any moves from the empty board
 //!   (a local game, a shared link); each move is its mark and its square 1-9.
 //! - `POST /api/review {notation}`: the review of a record in Triad's notation (an imported
@@ -204,7 +204,7 @@ async fn match_review(state: &ApiState, id: u64) -> Result<(Match, Review), ApiE
 
 /// A finished match's review: after each move, the solver's value of the position and the
 /// best moves; each move judged (`best`, `inaccuracy`, `mistake`); each player's accuracy.
-/// A match still in play has none yet (246).
+/// A match still in play has none yet (238).
 #[utoipa::path(get, path = "/api/matches/{id}/review", tag = "review", params(("id" = u64, Path, description = "Match id")),
     responses((status = 200, body = ReviewView), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = "4XX", body = ErrorBody)))]
 pub async fn review_match(

@@ -275,3 +275,56 @@ impl Store {
             .collect()
     }
 }
+
+/// A signed message of an agents' game, for its match's transcript.
+#[derive(Debug)]
+pub struct SignedMessage {
+    /// The sender's address.
+    pub sender: String,
+    /// The recipient's address.
+    pub recipient: String,
+    /// The app's id.
+    pub app_id: String,
+    /// The action's id.
+    pub action: String,
+    /// The payload, canonical JSON: what the signature covers.
+    pub payload: String,
+    /// The sender's signature, JSON (`{"publicKey", "signature"}`).
+    pub signed: String,
+}
+
+impl Store {
+    /// The signed messages that the players `players` sent each other in the agents' game
+    /// refereed by match `id`, in the order they were stored. Read through the inbox index
+    /// of the two players, so the cost is their messages', not the whole table's.
+    ///
+    /// # Errors
+    /// On a database failure or a corrupt row.
+    pub async fn signed_messages_of_match(
+        &self,
+        id: MatchId,
+        players: [Address; 2],
+    ) -> Result<Vec<SignedMessage>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT sender, recipient, app_id, action, payload, signed FROM agent_messages \
+             WHERE recipient IN ($1, $2) AND match_id = $3 AND signed IS NOT NULL ORDER BY id",
+        )
+        .bind(players[0].to_string())
+        .bind(players[1].to_string())
+        .bind(to_i64(id.0))
+        .fetch_all(self.pool())
+        .await?;
+        rows.into_iter()
+            .map(|row| {
+                Ok(SignedMessage {
+                    sender: row.try_get(0)?,
+                    recipient: row.try_get(1)?,
+                    app_id: row.try_get(2)?,
+                    action: row.try_get(3)?,
+                    payload: row.try_get(4)?,
+                    signed: row.try_get(5)?,
+                })
+            })
+            .collect()
+    }
+}

@@ -11,6 +11,7 @@ pub(crate) mod mcp;
 pub(crate) mod play;
 pub(crate) mod serve;
 pub(crate) mod solve;
+pub(crate) mod transcript;
 
 use clap::ValueEnum;
 use triad_rules::GameKind;
