@@ -767,6 +767,10 @@ impl Replay {
             EventKind::Transferred { transfer, .. } => {
                 self.transfer(transfer.from, transfer.to, transfer.amount, transfer.reason)
             }
+            EventKind::PuzzleAttempted { .. } => Err((
+                "type",
+                "is a puzzle attempt, which belongs to no match".to_owned(),
+            )),
         }
     }
 

@@ -193,10 +193,18 @@ async fn a_record_in_notation_is_reviewed_and_a_bad_one_says_where() {
     let (x, o) = (server.user().await, server.user().await);
     let id = server.challenge_accepted(&x, &o, 0).await;
     server.x_wins(&x, &o, id).await.expect(201);
-    let notation = server.get(&format!("/api/matches/{id}/notation")).send().await;
+    let notation = server
+        .get(&format!("/api/matches/{id}/notation"))
+        .send()
+        .await;
     notation.expect(200);
     let record = notation.text.clone();
-    let by_match = server.get(&format!("/api/matches/{id}/review")).send().await.expect(200).clone();
+    let by_match = server
+        .get(&format!("/api/matches/{id}/review"))
+        .send()
+        .await
+        .expect(200)
+        .clone();
     let r = server
         .post("/api/review")
         .json(&serde_json::json!({ "notation": record }))
@@ -214,7 +222,10 @@ async fn a_record_in_notation_is_reviewed_and_a_bad_one_says_where() {
         .send()
         .await;
     let body = r.expect_error(422, 236, "notation_illegal_move");
-    assert!(body["message"].as_str().unwrap().contains("line 3"), "{body}");
+    assert!(
+        body["message"].as_str().unwrap().contains("line 3"),
+        "{body}"
+    );
     server
         .post("/api/review")
         .json(&serde_json::json!({ "notation": "hello" }))

@@ -36,6 +36,10 @@ const SERVED: &[(&str, &str)] = &[
     ("GET", "/api/players/{address}"),
     ("GET", "/api/leaderboard"),
     ("GET", "/api/analysis/{game}/{board}"),
+    ("GET", "/api/matches/{id}/review"),
+    ("GET", "/api/review/{game}"),
+    ("POST", "/api/review"),
+    ("GET", "/api/boards/{game}/{image}"),
     ("GET", "/api/puzzles/daily"),
     ("GET", "/api/puzzles"),
     ("GET", "/api/puzzles/{id}"),
@@ -235,6 +239,11 @@ async fn the_router_serves_exactly_the_documented_routes() {
     assert!(
         routed.remove(&("ANY".to_owned(), "/mcp".to_owned())),
         "/mcp is served"
+    );
+    // The review page with its link preview is a page of the web app, not an API operation.
+    assert!(
+        routed.remove(&("GET".to_owned(), "/review/{id}".to_owned())),
+        "/review/{{id}} is served"
     );
     let in_doc = documented(&doc);
     assert_eq!(

@@ -293,7 +293,9 @@ pub struct ReviewRequest {
 /// line and column).
 #[utoipa::path(post, path = "/api/review", tag = "review", request_body = ReviewRequest,
     responses((status = 200, body = ReviewView), (status = 422, body = ErrorBody), (status = "4XX", body = ErrorBody)))]
-pub async fn review_record(ApiJson(req): ApiJson<ReviewRequest>) -> Result<Json<ReviewView>, ApiError> {
+pub async fn review_record(
+    ApiJson(req): ApiJson<ReviewRequest>,
+) -> Result<Json<ReviewView>, ApiError> {
     let record = triad_engine::notation::parse(&req.notation)?;
     let review = Review::of(record.game, &record.moves)
         .map_err(|e| ApiError::with_message(Api::InternalError, e.to_string()))?;
