@@ -4,9 +4,12 @@
 // errors shown in plain words.
 
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { after, before, test } from 'node:test';
 
-import { clickCell, launchBrowser, newPage, openLoggedIn, startServer, textsWhen, waitForBoard } from '../lib/harness.mjs';
+import { TRIAD_BIN, clickCell, launchBrowser, newPage, openLoggedIn, startServer, textsWhen, waitForBoard } from '../lib/harness.mjs';
 
 let server;
 let browser;
@@ -90,6 +93,17 @@ test('challenge, accept, play to a win; both see it live; stats and ratings upda
   const [up, down] = [Math.round(a.rating.rating), Math.round(b.rating.rating)];
   assert.equal(await alice.locator('.result-rating').innerText(), `Rating 1500 → ${up} (+${up - 1500})`);
   assert.equal(await bob.locator('.result-rating').innerText(), `Rating 1500 → ${down} (−${1500 - down})`);
+  // Each wallet signed its moves: the transcript carries the signatures, and triad verify
+  // checks them offline (with the key it fetched once).
+  const id = matchPath.split('/').pop();
+  const file = await (await fetch(`${server.url}/api/matches/${id}/transcript`)).text();
+  const played = JSON.parse(file).events.map((e) => JSON.parse(e).kind).filter((k) => k.type === 'moved');
+  assert.equal(played.length, 5);
+  assert.ok(played.every((k) => /^[0-9a-f]{64}$/.test(k.signed?.public_key ?? '')), 'every move is signed');
+  const transcriptFile = path.join(server.dir, `match-${id}.json`);
+  writeFileSync(transcriptFile, file);
+  const out = execFileSync(TRIAD_BIN, ['verify', transcriptFile, '--server', server.url], { encoding: 'utf8' });
+  assert.match(out, /5 of 5 moves signed by their players/);
   await bob.goto(`/player/${aliceAddress}`);
   const expected = [new RegExp(`^${Math.round(a.rating.rating)}\\s+Rating`), /^1\s+Games\s+100% won/, /^1\s+Won/];
   const stats = await textsWhen(bob.locator('.stat'), (texts) => expected.every((re, i) => re.test(texts[i] ?? '')));

@@ -2,10 +2,13 @@
 docs/transcript.md): a match played on a real server, its transcript and the server's key
 fetched over HTTP, verified; tampered copies refused."""
 
+import json
+
 import httpx
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from verify_transcript import Refused, verify
+from verify_transcript import Refused, check_signed_move, verify
 
 
 def play_to_a_win(server):
@@ -122,3 +125,47 @@ def test_the_documented_examples_verify():
     assert staked["messages"] == []
     agents = verify((examples / "agents.json").read_bytes(), key)
     assert [m["action"] for m in agents["messages"]] == ["propose", "accept"] + ["move"] * 5
+
+
+def test_moves_signed_by_their_players_are_checked_by_the_python_verifier(server):
+    """Moves sent with the players' signatures (as the web app's wallet signs them, the text
+    of docs/transcript.md made here from the document alone): the Python verifier checks
+    each, and a transcript whose player's signature does not match is refused at that event."""
+    key = httpx.get(server.url + "/.well-known/triad-transcript-key", timeout=30).json()
+    alice, bob = server.new_player(), server.new_player()
+    status, body = server.post("/api/challenges", {"opponent": bob.address, "game": "tic-tac-toe", "stake": "0"}, alice.token)
+    assert status == 201, body
+    match_id = body["match"]["id"]
+    status, body = server.post(f"/api/challenges/{match_id}/accept", {}, bob.token)
+    assert status == 201, body
+
+    def signed(player, seq, cell, mark):
+        secret = json.loads(player.key_file.read_text())
+        private = Ed25519PrivateKey.from_private_bytes(bytes.fromhex(secret["secret_key"]))
+        text = (
+            f"triad-move/v1\nserver: {key['key_id']}\nmatch: {match_id}\nseq: {seq}\n"
+            f"cell: {cell}\nmark: {mark}\nby: {player.address}"
+        )
+        return {"public_key": secret["public_key"], "signature": private.sign(text.encode()).hex()}
+
+    for seq, (who, cell, mark) in enumerate(
+        [(alice, 0, "X"), (bob, 3, "O"), (alice, 1, "X"), (bob, 4, "O"), (alice, 2, "X")], start=1
+    ):
+        move = {"seq": seq, "cell": cell, "mark": mark, "signature": signed(who, seq, cell, mark)}
+        status, body = server.post(f"/api/matches/{match_id}/moves", move, who.token)
+        assert status == 201, body
+    data = httpx.get(f"{server.url}/api/matches/{match_id}/transcript", timeout=30).content
+    t = verify(data, key["public_key"])
+    moved = [json.loads(e)["kind"] for e in t["events"] if '"type":"moved"' in e]
+    assert len(moved) == 5 and all("signed" in k for k in moved)
+
+    # Bob's signature swapped for Alice's: refused at Bob's event (the check the verifier
+    # makes of every signed move before the chain).
+    events = [json.loads(e) for e in t["events"]]
+    index = {k["kind"]["seq"]: i for i, k in enumerate(events) if k["kind"]["type"] == "moved"}
+    forged = events[index[2]]
+    forged["kind"]["signed"]["signature"] = events[index[1]]["kind"]["signed"]["signature"]
+    with pytest.raises(Refused, match=rf"events\[{index[2]}\]\.signed\.signature"):
+        check_signed_move(index[2], json.dumps(forged), key["key_id"], match_id)
+    # Untouched, it passes.
+    check_signed_move(index[2], t["events"][index[2]], key["key_id"], match_id)

@@ -1,6 +1,6 @@
 """A verifier of Triad's signed transcripts (docs/transcript.md), written from the format's
 documentation alone: the file's one form, the key, the hash chain, the server's Ed25519
-signature of its head, and the players' own signatures of their messages. (It does not
+signature of its head, and the players' own signatures of their messages and moves. (It does not
 replay the moves and the money; `triad verify` does.)
 
     python verify_transcript.py TRANSCRIPT PUBLIC_KEY_HEX
@@ -25,6 +25,7 @@ HEAD_DOMAIN = b"triad-transcript/1 head\0"
 FIELDS = ["format", "server_key", "match_id", "payouts", "events", "messages", "links", "head", "signature"]
 MESSAGE = ["from", "to", "app", "action", "payload", "public_key", "signature"]
 AGENT_DOMAIN = "triad-agent-message/v1"
+MOVE_DOMAIN = "triad-move/v1"
 PAYOUTS = ["win_bps_of_pot", "draw_bps_of_stake", "timeout_bps_of_pot", "cancel_bps_of_stake"]
 
 
@@ -41,6 +42,35 @@ def lower_hex(text: object, nbytes: int, field: str) -> bytes:
     if not isinstance(text, str) or not re.fullmatch(f"[0-9a-f]{{{2 * nbytes}}}", text):
         raise Refused(f"{field}: not {2 * nbytes} lowercase hex digits")
     return bytes.fromhex(text)
+
+
+def check_signed_move(i: int, event_text: str, key_id: str, match_id: int) -> None:
+    """A move whose event carries its player's signature: the key is the mover's address's
+    and it signed this move (`triad-move/v1`)."""
+    try:
+        event = json.loads(event_text)
+    except ValueError:
+        raise Refused(f"events[{i}]: not JSON") from None
+    kind = event.get("kind") if isinstance(event, dict) else None
+    if not isinstance(kind, dict) or kind.get("type") != "moved" or "signed" not in kind:
+        return
+    by, signed = kind.get("by"), kind["signed"]
+    mover = by.get("human") if isinstance(by, dict) else None
+    if not isinstance(mover, str) or not isinstance(signed, dict):
+        raise Refused(f"events[{i}].signed: not a person's signature of a move")
+    public = lower_hex(signed.get("public_key"), 32, f"events[{i}].signed.public_key")
+    if "0x" + h(b"\x00" + public).hex() != mover:
+        raise Refused(f"events[{i}].signed.public_key: not the mover's key")
+    text = (
+        f"{MOVE_DOMAIN}\nserver: {key_id}\nmatch: {match_id}\nseq: {kind.get('seq')}\n"
+        f"cell: {kind.get('cell')}\nmark: {kind.get('mark')}\nby: {mover}"
+    ).encode("utf-8")
+    try:
+        Ed25519PublicKey.from_public_bytes(public).verify(
+            lower_hex(signed.get("signature"), 64, f"events[{i}].signed.signature"), text
+        )
+    except InvalidSignature:
+        raise Refused(f"events[{i}].signed.signature: not the mover's signature of the move") from None
 
 
 def verify(data: bytes, trusted_key_hex: str) -> dict:
@@ -83,6 +113,8 @@ def verify(data: bytes, trusted_key_hex: str) -> dict:
     if not isinstance(messages, list):
         raise Refused("messages: not a list")
     texts = [e.encode("utf-8") for e in events]
+    for i, e in enumerate(events):
+        check_signed_move(i, e, key["key_id"], match_id)
     for j, m in enumerate(messages):
         if not isinstance(m, dict) or list(m) != MESSAGE or not all(isinstance(v, str) for v in m.values()):
             raise Refused(f"messages[{j}]: the fields are not {MESSAGE}, all strings")

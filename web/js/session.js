@@ -239,6 +239,33 @@ export async function refreshMe() {
   return me;
 }
 
+/** The server's transcript key id, asked once. @type {Promise<string> | null} */
+let serverKeyId = null;
+
+/**
+ * The player's own signature of a move, so that the match's transcript proves the move was
+ * theirs (`triad-move/v1`, docs/transcript.md); null without a wallet, or when the server's
+ * key cannot be read (the move then goes unsigned, as the API allows).
+ * @param {number} matchId
+ * @param {number} seq
+ * @param {number} cell
+ * @param {string} mark
+ * @returns {Promise<{ public_key: string, signature: string } | null>}
+ */
+export async function signMove(matchId, seq, cell, mark) {
+  const wallet = session.wallet;
+  if (!wallet || session.status !== 'online') return null;
+  try {
+    serverKeyId ??= api('GET', '/.well-known/triad-transcript-key', undefined, { auth: false }).then((k) => /** @type {{ key_id: string }} */ (k).key_id);
+    const keyId = await serverKeyId;
+    const text = ['triad-move/v1', `server: ${keyId}`, `match: ${matchId}`, `seq: ${seq}`, `cell: ${cell}`, `mark: ${mark}`, `by: ${wallet.address}`].join('\n');
+    return { public_key: wallet.publicKeyHex, signature: await signText(wallet, text) };
+  } catch {
+    serverKeyId = null;
+    return null;
+  }
+}
+
 /** The latest event sequence number, where a new subscription starts from. */
 export async function headSeq() {
   /** @type {{ events: number }} */

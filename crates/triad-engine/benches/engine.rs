@@ -85,6 +85,7 @@ fn moves_across_1000_live_matches(bencher: Bencher) {
                         seq: i as u8 + 1,
                         cell,
                         mark,
+                        signed: None,
                     };
                     engine.execute(&Envelope::new(who, 2, command)).unwrap();
                 }
@@ -103,6 +104,7 @@ fn refused_move(bencher: Bencher) {
         seq: 1,
         cell: 4,
         mark: Mark::O,
+        signed: None,
     };
     let envelope = Envelope::new(b, 2, command);
     bencher.bench_local(|| engine.execute(divan::black_box(&envelope)).unwrap_err());

@@ -90,6 +90,7 @@ fn main() {
                     seq,
                     cell,
                     mark,
+                    signed: None,
                 },
             );
         }

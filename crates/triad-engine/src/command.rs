@@ -149,6 +149,11 @@ pub enum Command {
         cell: u8,
         /// The mark.
         mark: Mark,
+        /// The player's own signature of the move, when the client signed it (checked by
+        /// the server before the command is made): kept in the `Moved` event, so the
+        /// match's transcript carries it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signed: Option<MoveSignature>,
     },
     /// Give up: the opponent wins (as in the Shoehive tutorial).
     Forfeit {
@@ -228,6 +233,52 @@ impl Command {
             Command::Tick => "tick",
             Command::AttemptPuzzle { .. } => "attempt_puzzle",
         }
+    }
+}
+
+/// A player's Ed25519 signature of one move: the public key (whose Sui address must be the
+/// mover's) and the signature of `triad_identity::move_message` for the move. Written as
+/// hex in JSON. The engine keeps it and never checks it: the server checks it before
+/// making the command, and a transcript's verifier checks it again.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct MoveSignature {
+    /// The Ed25519 public key.
+    pub public_key: [u8; 32],
+    /// The Ed25519 signature.
+    pub signature: [u8; 64],
+}
+
+impl Serialize for MoveSignature {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let mut s = serializer.serialize_struct("MoveSignature", 2)?;
+        s.serialize_field("public_key", &hex::encode(self.public_key))?;
+        s.serialize_field("signature", &hex::encode(self.signature))?;
+        s.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for MoveSignature {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Hex {
+            public_key: String,
+            signature: String,
+        }
+        fn bytes<const N: usize, E: serde::de::Error>(
+            text: &str,
+            what: &str,
+        ) -> Result<[u8; N], E> {
+            hex::decode(text)
+                .ok()
+                .and_then(|b| <[u8; N]>::try_from(b).ok())
+                .ok_or_else(|| E::custom(format!("{what} is not {} hex digits", 2 * N)))
+        }
+        let h = Hex::deserialize(deserializer)?;
+        Ok(MoveSignature {
+            public_key: bytes(&h.public_key, "public_key")?,
+            signature: bytes(&h.signature, "signature")?,
+        })
     }
 }
 

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use triad_rules::{Cell, CellSet, GameKind, Mark, Player};
 use triad_solver::puzzles::PuzzleId;
 
-use crate::{Address, Command, IdempotencyKey, Level, MatchId, StartChoice};
+use crate::{Address, Command, IdempotencyKey, Level, MatchId, MoveSignature, StartChoice};
 
 /// One of the two seats of a match.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -223,6 +223,9 @@ pub enum EventKind {
         cell: Cell,
         /// What.
         mark: Mark,
+        /// The mover's own signature of the move, when their client signed it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signed: Option<MoveSignature>,
     },
     /// A player called off a free match in play (the A2A protocol's `abort`); the match ends as
     /// [`EndReason::Aborted`] in the same command.

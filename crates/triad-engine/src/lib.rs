@@ -32,9 +32,9 @@
 //! let id = queued.events[0].match_id().unwrap();
 //! run(bob, 2, Command::JoinQueue { game: GameKind::Sos, stake: ETHER });
 //! for (seq, who, cell, mark) in [(1, alice, 0, Mark::S), (2, bob, 4, Mark::O)] {
-//!     run(who, 3, Command::Move { match_id: id, seq, cell, mark });
+//!     run(who, 3, Command::Move { match_id: id, seq, cell, mark, signed: None });
 //! }
-//! let last = run(alice, 4, Command::Move { match_id: id, seq: 3, cell: 8, mark: Mark::S });
+//! let last = run(alice, 4, Command::Move { match_id: id, seq: 3, cell: 8, mark: Mark::S, signed: None });
 //! assert_eq!(engine.balance(alice), ETHER / 10 * 18); // 1.8 ether to the winner
 //! assert_eq!(engine.reserve(), ETHER / 10 * 2);
 //! ```
@@ -55,7 +55,7 @@ mod stats;
 
 pub use address::{Address, IdempotencyKey, InvalidAddress, MatchId};
 pub use amount::{AmountError, parse_amount};
-pub use command::{Command, Envelope, Level, StartChoice, Terms};
+pub use command::{Command, Envelope, Level, MoveSignature, StartChoice, Terms};
 pub use config::{Bps, Config, PayoutRules, RematchStart, Settlement, share};
 pub use contract_event::ContractEvent;
 pub use engine::{Duplicate, Engine, Ranking, Receipt};

@@ -43,6 +43,7 @@ fn the_a2a_example_game_is_refereed_and_recorded() {
                 seq,
                 cell,
                 mark,
+                signed: None,
             },
         );
         assert_eq!(t.m(id).game_state(), board, "after seq {seq}");

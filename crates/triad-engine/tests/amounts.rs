@@ -69,6 +69,7 @@ fn top_row_win(engine: &mut Engine, stake: u128) {
                 seq,
                 cell,
                 mark,
+                signed: None,
             },
         );
     }

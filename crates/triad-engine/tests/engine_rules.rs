@@ -1012,6 +1012,7 @@ fn a_repeated_move_returns_the_original_result_and_changes_nothing() {
         seq: 1,
         cell: 4,
         mark: Mark::X,
+        signed: None,
     };
     let r = t.ok(ALICE, first.clone());
     assert_eq!(r.duplicate, None);
@@ -1040,6 +1041,7 @@ fn a_repeated_move_returns_the_original_result_and_changes_nothing() {
         seq: 2,
         cell: 0,
         mark: Mark::O,
+        signed: None,
     };
     let again = t.ok(BOB, bobs.clone());
     assert_eq!(
@@ -1079,6 +1081,7 @@ fn repeating_the_winning_move_after_the_end_is_a_duplicate() {
         seq: 6,
         cell: 8,
         mark: Mark::O,
+        signed: None,
     };
     t.expect_err(BOB, more, 0);
 }
@@ -1094,6 +1097,7 @@ fn a_stale_seq_is_refused_with_113() {
             seq,
             cell: 8,
             mark: Mark::X,
+            signed: None,
         };
         let err = t.expect_err(ALICE, stale, 113);
         assert_eq!(err, EngineError::StaleSeq { expected: 3 });
@@ -1111,6 +1115,7 @@ fn a_skipped_seq_is_refused_with_114() {
             seq,
             cell: 8,
             mark: Mark::X,
+            signed: None,
         };
         let err = t.expect_err(ALICE, ahead, 114);
         assert_eq!(err, EngineError::SeqAhead { expected: 3 });

@@ -60,6 +60,7 @@ fn match_commands(id: MatchId) -> Vec<Command> {
             seq: 1,
             cell: 0,
             mark: Mark::X,
+            signed: None,
         },
         Command::Forfeit { match_id: id },
         Command::ClaimTimeout { match_id: id },
@@ -293,7 +294,7 @@ code_tests! {
         let mut t = Table::new();
         let id = t.queue_match(ALICE, BOB, TTT, 0);
         t.play_ttt(id, &[4, 0]);
-        let stale = Command::Move { match_id: id, seq: 2, cell: 8, mark: Mark::X };
+        let stale = Command::Move { match_id: id, seq: 2, cell: 8, mark: Mark::X, signed: None };
         let e = t.expect_err(ALICE, stale, 113);
         assert_eq!(e, EngineError::StaleSeq { expected: 3 });
         assert_eq!(e.name(), "stale_seq");
@@ -303,7 +304,7 @@ code_tests! {
     114 code_114_seq_ahead {
         let mut t = Table::new();
         let id = t.queue_match(ALICE, BOB, TTT, 0);
-        let ahead = Command::Move { match_id: id, seq: 2, cell: 8, mark: Mark::X };
+        let ahead = Command::Move { match_id: id, seq: 2, cell: 8, mark: Mark::X, signed: None };
         let e = t.expect_err(ALICE, ahead, 114);
         assert_eq!(e, EngineError::SeqAhead { expected: 1 });
         assert_eq!(e.name(), "seq_ahead");

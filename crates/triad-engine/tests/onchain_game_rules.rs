@@ -221,6 +221,7 @@ fn regression_nobody_is_put_in_a_game_without_consent() {
         seq: 1,
         cell: 0,
         mark: Mark::X,
+        signed: None,
     };
     t.expect_err(BOB, mv, 101);
     // Bob is free to do anything else, e.g. play Carol from the queue.

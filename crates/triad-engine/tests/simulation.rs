@@ -554,6 +554,7 @@ impl Generator {
                     seq,
                     cell,
                     mark,
+                    signed: None,
                 }
             }
             40..50 => Command::JoinQueue {

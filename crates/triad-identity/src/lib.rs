@@ -125,7 +125,7 @@ pub use crate::address::{
 };
 pub use crate::error::{AuthError, KeyFileError};
 pub use crate::keyfile::{KEY_FILE_ENV, KeyFile};
-pub use crate::message::{LoginMessage, MAX_CHALLENGE_LIFETIME_MS, generate_nonce};
+pub use crate::message::{LoginMessage, MAX_CHALLENGE_LIFETIME_MS, generate_nonce, move_message};
 pub use crate::signature::{
     Scheme, parse_public_key, public_key_hex, sign_ed25519, sign_sui_personal_message,
     sui_personal_message_digest, verify_ed25519, verify_sui_personal_message,

@@ -343,6 +343,41 @@ fn check_nonce(nonce: &str) -> Result<(), AuthError> {
     Ok(())
 }
 
+/// The text a player signs to put their name to one move, so that a match's transcript
+/// proves the move was theirs (`docs/transcript.md`). Lines joined by `\n`, no final
+/// newline:
+///
+/// ```text
+/// triad-move/v1
+/// server: <the server's transcript key id, 16 hex digits>
+/// match: <match id>
+/// seq: <marks on the board after the move>
+/// cell: <0-8>
+/// mark: <X, O or S>
+/// by: <the mover's address>
+/// ```
+///
+/// The key id binds the signature to one server's matches: the same words on another
+/// server's match are another text.
+///
+/// ```
+/// let text = triad_identity::move_message("00112233aabbccdd", 7, 1, 4, 'X', "0xab");
+/// assert_eq!(text, "triad-move/v1\nserver: 00112233aabbccdd\nmatch: 7\nseq: 1\ncell: 4\nmark: X\nby: 0xab");
+/// ```
+#[must_use]
+pub fn move_message(
+    server_key_id: &str,
+    match_id: u64,
+    seq: u8,
+    cell: u8,
+    mark: char,
+    by: &str,
+) -> String {
+    format!(
+        "triad-move/v1\nserver: {server_key_id}\nmatch: {match_id}\nseq: {seq}\ncell: {cell}\nmark: {mark}\nby: {by}"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

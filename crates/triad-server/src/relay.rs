@@ -636,6 +636,7 @@ impl Relay {
                     seq: mv.seq,
                     cell: mv.position.index(),
                     mark: mv.mark,
+                    signed: None,
                 },
                 key,
             )

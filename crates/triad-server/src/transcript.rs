@@ -22,7 +22,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 use triad_engine::{
-    Account, Address, EndReason, Event, EventKind, MatchId, PayoutRules, Seat, TransferReason,
+    Account, Address, EndReason, Event, EventKind, MatchId, MoveSignature, PayoutRules, Seat,
+    TransferReason,
 };
 use triad_identity::{SigningKey, VerifyingKey};
 use triad_rules::{AnyGame, GameKind, Outcome, Player};
@@ -528,6 +529,10 @@ struct Replay {
     owed: std::collections::VecDeque<(Account, u128, TransferReason)>,
     paid: Vec<(Address, u128)>,
     reserve: u128,
+    /// The server's key id, which a player's signature of a move names.
+    key_id: String,
+    /// The moves whose event carries its player's signature.
+    signed: usize,
 }
 
 fn check_match(transcript: Transcript) -> Result<Verified, Failure> {
@@ -552,6 +557,8 @@ fn check_match(transcript: Transcript) -> Result<Verified, Failure> {
         owed: std::collections::VecDeque::new(),
         paid: Vec::new(),
         reserve: 0,
+        key_id: transcript.server_key.key_id.clone(),
+        signed: 0,
     };
     let mut last: Option<(u64, u64)> = None;
     for (index, text) in transcript.events.iter().enumerate() {
@@ -606,7 +613,7 @@ fn check_match(transcript: Transcript) -> Result<Verified, Failure> {
             format!("leave {} in the match's escrow", replay.escrow),
         ));
     }
-    let signed_moves = check_messages(&transcript.messages, &replay)?;
+    let signed_moves = check_messages(&transcript.messages, &replay)? + replay.signed;
     Ok(Verified {
         signed_moves,
         transcript,
@@ -741,8 +748,15 @@ impl Replay {
                 by,
                 cell,
                 mark,
+                signed,
                 ..
-            } => self.play(*seq, *player, *by, u8::from(*cell), *mark),
+            } => {
+                self.play(*seq, *player, *by, u8::from(*cell), *mark)?;
+                match signed {
+                    Some(signed) => self.check_signed(*seq, *by, u8::from(*cell), *mark, signed),
+                    None => Ok(()),
+                }
+            }
             EventKind::MatchAborted { .. } => {
                 if self.position.is_none() || self.ended.is_some() {
                     return Err(("type", "aborts no match in play".to_owned()));
@@ -850,6 +864,53 @@ impl Replay {
         }
         self.position = Some(next);
         self.played.push((seq, cell, mark, by));
+        Ok(())
+    }
+
+    /// A move's signature by its player: the key is the mover's address's, and it signed
+    /// this move of this match on this server (`triad_identity::move_message`).
+    fn check_signed(
+        &mut self,
+        seq: u8,
+        by: Seat,
+        cell: u8,
+        mark: triad_rules::Mark,
+        signed: &MoveSignature,
+    ) -> Result<(), StepError> {
+        let Some(address) = by.address() else {
+            return Err((
+                "signed",
+                "is on a move of the computer, which signs nothing".to_owned(),
+            ));
+        };
+        let key = triad_identity::parse_public_key(&hex::encode(signed.public_key))
+            .map_err(|e| ("signed.public_key", format!("is not a player's key: {e}")))?;
+        if Address::from_bytes(triad_identity::address_of(&key)) != address {
+            return Err((
+                "signed.public_key",
+                format!("is not the key of the mover's address ({address})"),
+            ));
+        }
+        let text = triad_identity::move_message(
+            &self.key_id,
+            self.id.0,
+            seq,
+            cell,
+            mark.char(),
+            &address.to_string(),
+        );
+        triad_identity::verify_ed25519(
+            &hex::encode(signed.public_key),
+            text.as_bytes(),
+            &hex::encode(signed.signature),
+        )
+        .map_err(|_| {
+            (
+                "signed.signature",
+                "does not verify: the mover did not sign this move".to_owned(),
+            )
+        })?;
+        self.signed += 1;
         Ok(())
     }
 

@@ -476,3 +476,109 @@ fn the_documented_examples_verify_with_their_key() {
     assert_eq!((v.reason, v.moves, v.signed_moves), (EndReason::Win, 5, 5));
     assert_eq!(v.transcript.messages.len(), 7);
 }
+
+/// A move signed as the web app signs it (`triad-move/v1`), as `user`.
+fn signed_move(server_key_id: &str, id: u64, seq: u8, cell: u8, mark: &str, user: &User) -> Value {
+    let text = triad_identity::move_message(
+        server_key_id,
+        id,
+        seq,
+        cell,
+        mark.chars().next().unwrap(),
+        &user.address,
+    );
+    json!({
+        "seq": seq, "cell": cell, "mark": mark,
+        "signature": {
+            "public_key": user.public_key(),
+            "signature": triad_identity::sign_ed25519(&user.key, text.as_bytes()),
+        },
+    })
+}
+
+/// Moves the players signed are in the transcript's events, checked by `verify` (and by
+/// every single-byte change); the server refuses a move signed by another key or for
+/// another move, and a transcript whose player's signature was swapped fails at that event.
+#[tokio::test]
+async fn moves_the_players_signed_are_in_the_transcript_and_checked() {
+    let server = Server::start().await;
+    let (alice, bob) = funded_pair(&server, 1_000).await;
+    let key = server_key(&server).await;
+    let key_id = transcript::key_id(&key);
+    let id = server.challenge_accepted(&alice, &bob, 100).await;
+    let post = |body: Value, user: &User| {
+        server
+            .post(&format!("/api/matches/{id}/moves"))
+            .auth(user)
+            .json(&body)
+    };
+    // Signed by Bob's key for Alice's move, or Alice's signature of another square: refused.
+    let mut wrong_key = signed_move(&key_id, id, 1, 0, "X", &alice);
+    wrong_key["signature"]["public_key"] = json!(bob.public_key());
+    post(wrong_key, &alice)
+        .send()
+        .await
+        .expect_error(401, 205, "bad_signature");
+    let mut other_move = signed_move(&key_id, id, 1, 0, "X", &alice);
+    other_move["cell"] = json!(4);
+    post(other_move, &alice)
+        .send()
+        .await
+        .expect_error(401, 205, "bad_signature");
+    assert_eq!(server.match_(id).await["seq"], 0, "nothing was played");
+
+    for (seq, who, cell, mark) in [
+        (1, &alice, 0, "X"),
+        (2, &bob, 3, "O"),
+        (3, &alice, 1, "X"),
+        (4, &bob, 4, "O"),
+        (5, &alice, 2, "X"),
+    ] {
+        post(signed_move(&key_id, id, seq, cell, mark, who), who)
+            .send()
+            .await
+            .expect(201);
+    }
+    let file = transcript_of(&server, id).await;
+    let verified = transcript::verify(file.as_bytes(), &key).unwrap();
+    assert_eq!(verified.signed_moves, 5);
+    assert_every_single_byte_change_is_caught(file.as_bytes(), &key);
+
+    // The server re-signs a transcript in which Bob's signature is Alice's: refused there.
+    let t: Transcript = serde_json::from_str(&file).unwrap();
+    let mut events: Vec<Value> = t
+        .events
+        .iter()
+        .map(|e| serde_json::from_str(e).unwrap())
+        .collect();
+    let bobs = events
+        .iter()
+        .position(|e| e["kind"]["type"] == "moved" && e["kind"]["seq"] == 2)
+        .unwrap();
+    let alices = events
+        .iter()
+        .position(|e| e["kind"]["type"] == "moved" && e["kind"]["seq"] == 1)
+        .unwrap();
+    events[bobs]["kind"]["signed"]["signature"] =
+        events[alices]["kind"]["signed"]["signature"].clone();
+    let forged = Transcript::sign(
+        &server.state().transcript_key,
+        id,
+        t.payouts,
+        events.iter().map(Value::to_string).collect(),
+        Vec::new(),
+    )
+    .render();
+    let failure = transcript::verify(forged.as_bytes(), &key).unwrap_err();
+    assert!(
+        matches!(
+            failure.place,
+            Place::Event {
+                field: "signed.signature",
+                ..
+            }
+        ),
+        "{failure}"
+    );
+    server.stop().await;
+}

@@ -23,7 +23,7 @@ import { formatAmount, formatCountdown, gameName, shortAddress } from '../format
 import { downloadRecord } from '../notation.js';
 import { realtime } from '../realtime.js';
 import { ownersOf } from '../rules.js';
-import { headSeq, myAddress, onInbox, onSession } from '../session.js';
+import { headSeq, myAddress, onInbox, onSession, signMove } from '../session.js';
 
 /**
  * @typedef {import('../session.js').MatchView} MatchView
@@ -253,8 +253,11 @@ export function mount(root, ctx) {
     pending = true;
     render();
     try {
+      const seq = view.seq + 1;
+      // Signed with the wallet's key, so the transcript proves the move was mine.
+      const signature = await signMove(id, seq, cell, mark);
       /** @type {{ match: MatchView | null }} */
-      const result = await api('POST', `/api/matches/${id}/moves`, { seq: view.seq + 1, cell, mark });
+      const result = await api('POST', `/api/matches/${id}/moves`, { seq, cell, mark, ...(signature ? { signature } : {}) });
       // The opponent's reply may already have come live (and been drawn): an answer older
       // than the view on screen must not take its place.
       if (result.match && (!view || result.match.seq >= view.seq)) view = result.match;

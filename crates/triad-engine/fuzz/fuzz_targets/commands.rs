@@ -65,7 +65,7 @@ fn decode(b: &mut Bytes<'_>) -> Option<(Envelope, u64)> {
             level: [Level::Perfect, Level::Casual, Level::Random][usize::from(y % 3)],
             side: if y & 4 == 0 { Player::First } else { Player::Second },
         },
-        6..=8 => Command::Move { match_id: id, seq: y % 11, cell: x / 16, mark },
+        6..=8 => Command::Move { match_id: id, seq: y % 11, cell: x / 16, mark, signed: None },
         9 => Command::Forfeit { match_id: id },
         10 => Command::ClaimTimeout { match_id: id },
         11 => Command::Rematch { match_id: id },

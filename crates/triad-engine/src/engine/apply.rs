@@ -120,6 +120,7 @@ impl Engine {
                 by,
                 cell,
                 mark,
+                ..
             } => {
                 let m = self.matches.get_mut(&match_id).expect("the match exists");
                 assert!(matches!(m.phase, Phase::Ready | Phase::InProgress));

@@ -95,7 +95,7 @@ struct IdempotencyEntry {
 /// let receipt = run(&mut engine, alice, 0, challenge).unwrap();
 /// let id = receipt.events[0].match_id().unwrap();
 /// run(&mut engine, bob, 10, Command::AcceptChallenge { match_id: id, terms: None }).unwrap();
-/// run(&mut engine, alice, 20, Command::Move { match_id: id, seq: 1, cell: 4, mark: Mark::X }).unwrap();
+/// run(&mut engine, alice, 20, Command::Move { match_id: id, seq: 1, cell: 4, mark: Mark::X, signed: None }).unwrap();
 /// assert_eq!(engine.match_(id).unwrap().game_state(), "----X----");
 ///
 /// let log: Vec<_> = engine.log_for_tests().to_vec();
@@ -306,7 +306,8 @@ impl Engine {
                 seq,
                 cell,
                 mark,
-            } => return self.play_move(actor, match_id, seq, cell, mark, b),
+                signed,
+            } => return self.play_move(actor, match_id, (seq, cell, mark), signed, b),
             Command::Forfeit { match_id } => self.forfeit(actor, match_id, b),
             Command::ClaimTimeout { match_id } => self.claim_timeout(actor, match_id, b),
             Command::Abort { match_id } => self.abort(actor, match_id, b),

@@ -259,6 +259,7 @@ fn engine_record(moves: &[(u8, Mark)], end: Option<Command>) -> (Record, crate::
                 seq,
                 cell,
                 mark,
+                signed: None,
             },
         );
     }

@@ -357,6 +357,7 @@ impl Table {
             seq: self.next_move_seq(id),
             cell,
             mark,
+            signed: None,
         }
     }
 

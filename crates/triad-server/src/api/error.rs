@@ -568,6 +568,12 @@ impl From<RelayError> for ApiError {
     }
 }
 
+impl From<triad_identity::AuthError> for ApiError {
+    fn from(e: triad_identity::AuthError) -> Self {
+        auth_error(&e)
+    }
+}
+
 /// A login refusal: only a bad `public_key` is an invalid key; a signature of the wrong
 /// length is a bad signature, like any other malformed one.
 fn auth_error(e: &triad_identity::AuthError) -> ApiError {

@@ -7,7 +7,9 @@ use axum::{
     response::IntoResponse,
 };
 use serde::{Deserialize, Serialize};
-use triad_engine::{Address, Command, Level, MatchId, Phase, Ranking, Receipt, StartChoice};
+use triad_engine::{
+    Address, Command, Level, MatchId, MoveSignature, Phase, Ranking, Receipt, StartChoice,
+};
 use triad_rules::{GameKind, Mark, Player};
 use utoipa::{IntoParams, ToSchema};
 
@@ -580,6 +582,58 @@ pub struct MoveRequest {
     /// X or O in tic-tac-toe; S or O in SOS.
     #[schema(value_type = String, example = "X")]
     pub mark: Mark,
+    /// Your own signature of the move, so that the match's transcript proves it was yours
+    /// (optional; the web app and `triad` sign every move).
+    #[serde(default)]
+    pub signature: Option<MoveSignatureRequest>,
+}
+
+/// A player's Ed25519 signature of a move: of the text `triad-move/v1`, `server: <key_id of
+/// /.well-known/triad-transcript-key>`, `match: <id>`, `seq: <seq>`, `cell: <cell>`,
+/// `mark: <mark>`, `by: <your address>`, one per line (`docs/transcript.md`).
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MoveSignatureRequest {
+    /// The Ed25519 public key, 64 hex digits: its Sui address must be yours.
+    pub public_key: String,
+    /// The signature, 128 hex digits.
+    pub signature: String,
+}
+
+/// Checks a move's signature against the mover's address; the engine keeps it in the event.
+fn move_signature(
+    state: &ApiState,
+    me: Address,
+    match_id: u64,
+    req: &MoveRequest,
+) -> Result<Option<MoveSignature>, ApiError> {
+    let Some(signed) = &req.signature else {
+        return Ok(None);
+    };
+    let key = triad_identity::parse_public_key(&signed.public_key)?;
+    if Address::from_bytes(triad_identity::address_of(&key)) != me {
+        return Err(ApiError::with_message(
+            Api::BadSignature,
+            "the move's public key is not the key of your address; sign with the key you logged in with",
+        ));
+    }
+    let text = triad_identity::move_message(
+        &crate::transcript::key_id(&state.transcript_key.verifying_key()),
+        match_id,
+        req.seq,
+        req.cell,
+        req.mark.char(),
+        &me.to_string(),
+    );
+    triad_identity::verify_ed25519(&signed.public_key, text.as_bytes(), &signed.signature)?;
+    let mut signature = [0u8; 64];
+    hex::decode_to_slice(&signed.signature, &mut signature).map_err(|_| {
+        ApiError::with_message(Api::BadSignature, "the signature is not 128 hex digits")
+    })?;
+    Ok(Some(MoveSignature {
+        public_key: key.to_bytes(),
+        signature,
+    }))
 }
 
 /// Place a mark. A repeat of a move already made (same seq and content) answers with the
@@ -598,6 +652,7 @@ pub async fn make_move(
         seq: req.seq,
         cell: req.cell,
         mark: req.mark,
+        signed: move_signature(&state, me, id, &req)?,
     };
     run(&state, me, command, &headers, Some(MatchId(id))).await
 }

@@ -648,6 +648,7 @@ async fn play(
         seq,
         cell,
         mark,
+        signed: None,
     };
     super::games::execute_for_ack(state, me, command, Some(match_id)).await
 }

@@ -155,11 +155,14 @@ pub(crate) fn verify(args: VerifyArgs) -> anyhow::Result<()> {
     );
     if !verified.transcript.messages.is_empty() {
         println!(
-            "  {} messages signed by the players themselves, {} of them moves",
+            "  {} messages signed by the players themselves",
             verified.transcript.messages.len(),
-            verified.signed_moves
         );
     }
+    println!(
+        "  {} of {} moves signed by their players",
+        verified.signed_moves, verified.moves
+    );
     for (to, amount) in &verified.payouts {
         println!("  paid {amount} to {to}");
     }

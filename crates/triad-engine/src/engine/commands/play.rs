@@ -6,18 +6,18 @@ use triad_solver::Strength;
 
 use crate::engine::{Batch, Duplicate, Engine};
 use crate::{
-    Address, EndReason, EngineError, EventKind, Level, Match, MatchId, Origin, Phase, Seat,
-    config::RematchStart, matches::DeadlineKind,
+    Address, EndReason, EngineError, EventKind, Level, Match, MatchId, MoveSignature, Origin,
+    Phase, Seat, config::RematchStart, matches::DeadlineKind,
 };
 
 impl Engine {
+    /// A move: `(seq, cell, mark)`, with the mover's signature when the client signed it.
     pub(in crate::engine) fn play_move(
         &mut self,
         actor: Address,
         id: MatchId,
-        seq: u8,
-        cell: u8,
-        mark: triad_rules::Mark,
+        (seq, cell, mark): (u8, u8, triad_rules::Mark),
+        signed: Option<MoveSignature>,
         b: &mut Batch,
     ) -> Result<Option<Duplicate>, EngineError> {
         let m = self.get(id)?;
@@ -54,13 +54,14 @@ impl Engine {
             return Err(EngineError::ClockRanOut);
         }
         let checked = m.position.check(player, cell, mark)?;
-        self.place(b, id, checked);
+        self.place(b, id, checked, signed);
         self.computer_replies(b, id);
         Ok(None)
     }
 
-    /// Emits a move, and the ending if it ends the game.
-    fn place(&mut self, b: &mut Batch, id: MatchId, mv: Move) {
+    /// Emits a move (with its mover's signature, if any), and the ending if it ends the
+    /// game.
+    fn place(&mut self, b: &mut Batch, id: MatchId, mv: Move, signed: Option<MoveSignature>) {
         let m = &self.matches[&id];
         let player = m.position.turn();
         let by = m.seat(player).expect("a match in play has seats");
@@ -74,6 +75,7 @@ impl Engine {
                 by,
                 cell: mv.cell,
                 mark: mv.mark,
+                signed,
             },
         );
         match self.matches[&id].position.outcome() {
@@ -102,7 +104,7 @@ impl Engine {
             let mv = triad_solver::table(position.kind())
                 .choose(&position, strength, &mut self.rng(2))
                 .expect("a game in play has a legal move");
-            self.place(b, id, mv);
+            self.place(b, id, mv, None);
         }
     }
 

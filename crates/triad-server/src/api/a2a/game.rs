@@ -275,6 +275,7 @@ pub async fn play(
                         seq: mv.seq,
                         cell: mv.position.index(),
                         mark: mv.mark,
+                        signed: None,
                     },
                     None,
                 )

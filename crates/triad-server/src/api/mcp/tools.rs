@@ -596,6 +596,7 @@ impl Triad {
                             seq,
                             cell: p.cell,
                             mark,
+                            signature: None,
                         }),
                     )
                     .await,
