@@ -249,3 +249,28 @@ export function segmented(label, options, selected, onChange, name = label.toLow
   select(selected);
   return h('div', { class: 'field' }, h('span', { class: 'field-label', 'aria-hidden': 'true', text: label }), group);
 }
+
+/**
+ * The SOS letter picker's contents, for every view that places letters: its label, an S
+ * and an O button (the chosen one pressed) and, where the view has the keys, their hint.
+ * @param {string} selected the letter chosen now
+ * @param {(mark: 'S' | 'O') => void} onPick
+ * @param {boolean} [keys] whether S, O and T work on this view
+ * @returns {HTMLElement[]}
+ */
+export function letterPicker(selected, onPick, keys = false) {
+  return [
+    h('span', { class: 'picker-label', text: 'Letter' }),
+    ...(/** @type {('S' | 'O')[]} */ (['S', 'O'])).map((m) =>
+      h('button', {
+        type: 'button',
+        class: `letter-btn${selected === m ? ' is-on' : ''}`,
+        'aria-pressed': String(selected === m),
+        'aria-label': `Place ${m}`,
+        text: m,
+        onclick: () => onPick(m),
+      }),
+    ),
+    ...(keys ? [h('span', { class: 'picker-hint', text: 'S / O keys, T toggles' })] : []),
+  ];
+}

@@ -179,7 +179,17 @@ pub fn serve(method: &Method, uri: &Uri, headers: &HeaderMap) -> Result<Response
         response
     };
     let out = response.headers_mut();
-    if let Ok(v) = HeaderValue::from_str(&etag) {
+    file_headers(out, &etag);
+    if name == "index.html" {
+        page_headers(out);
+    }
+    Ok(response)
+}
+
+/// The headers of every file the app serves: its `ETag`, revalidation on every use
+/// (`no-cache`), and no content sniffing.
+fn file_headers(out: &mut HeaderMap, etag: &str) {
+    if let Ok(v) = HeaderValue::from_str(etag) {
         out.insert(header::ETAG, v);
     }
     out.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
@@ -187,10 +197,6 @@ pub fn serve(method: &Method, uri: &Uri, headers: &HeaderMap) -> Result<Response
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
     );
-    if name == "index.html" {
-        page_headers(out);
-    }
-    Ok(response)
 }
 
 /// The headers of the app's page: its Content-Security-Policy, no framing, no referrer.
@@ -298,14 +304,7 @@ pub fn page_with_preview(
         response
     };
     let out = response.headers_mut();
-    if let Ok(v) = HeaderValue::from_str(&etag) {
-        out.insert(header::ETAG, v);
-    }
-    out.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    out.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
+    file_headers(out, &etag);
     page_headers(out);
     Ok(response)
 }

@@ -18,7 +18,7 @@
 import { api, ApiError } from '../api.js';
 import { BoardView } from '../board.js';
 import { every, serverNow } from '../clock.js';
-import { announce, h, ICONS, icon, replace, toast } from '../dom.js';
+import { announce, h, ICONS, icon, letterPicker, replace, toast } from '../dom.js';
 import { formatAmount, formatCountdown, gameName, shortAddress } from '../format.js';
 import { downloadRecord } from '../notation.js';
 import { realtime } from '../realtime.js';
@@ -430,21 +430,7 @@ export function mount(root, ctx) {
     // The letter picker, for my turn in SOS.
     picker.hidden = !(view.game === 'sos' && mine !== null && live);
     if (!picker.hidden) {
-      replace(
-        picker,
-        h('span', { class: 'picker-label', text: 'Letter' }),
-        ...(/** @type {Mark[]} */ (['S', 'O'])).map((m) =>
-          h('button', {
-            type: 'button',
-            class: `letter-btn${sosMark === m ? ' is-on' : ''}`,
-            'aria-pressed': String(sosMark === m),
-            'aria-label': `Place ${m}`,
-            text: m,
-            onclick: () => pickKey(m),
-          }),
-        ),
-        h('span', { class: 'picker-hint', text: 'S / O keys, T toggles' }),
-      );
+      replace(picker, ...letterPicker(sosMark, (m) => pickKey(m), true));
     }
 
     renderSide(mine, turn);

@@ -17,7 +17,7 @@
 import { ApiError } from '../api.js';
 import { BoardView } from '../board.js';
 import { computerMove } from '../computer.js';
-import { announce, h, replace, segmented } from '../dom.js';
+import { announce, h, letterPicker, replace, segmented } from '../dom.js';
 import { EMPTY_BOARD, marksFor, outcomeOf, ownersOf, play, turnOf } from '../rules.js';
 
 /**
@@ -407,21 +407,7 @@ export function mount(root, ctx) {
 
     picker.hidden = settings.game !== 'sos' || !!outcome;
     if (settings.game === 'sos') {
-      replace(
-        picker,
-        h('span', { class: 'picker-label', text: 'Letter' }),
-        ...(/** @type {Mark[]} */ (['S', 'O'])).map((m) =>
-          h('button', {
-            type: 'button',
-            class: `letter-btn${sosMark === m ? ' is-on' : ''}`,
-            'aria-pressed': String(sosMark === m),
-            'aria-label': `Place ${m}`,
-            text: m,
-            onclick: () => setMark(m),
-          }),
-        ),
-        h('span', { class: 'picker-hint', text: 'S / O keys, T toggles' }),
-      );
+      replace(picker, ...letterPicker(sosMark, (m) => setMark(m), true));
     }
 
     problemBox.hidden = !problem;

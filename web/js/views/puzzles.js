@@ -14,7 +14,7 @@
 
 import { api, ApiError } from '../api.js';
 import { BoardView } from '../board.js';
-import { announce, h, replace } from '../dom.js';
+import { announce, h, letterPicker, replace } from '../dom.js';
 import { gameName } from '../format.js';
 import { outcomeOf, whyIllegal } from '../rules.js';
 import { myAddress, onSession, refreshMe, session } from '../session.js';
@@ -318,20 +318,10 @@ export function mount(root, ctx) {
     if (p.game === 'sos') {
       replace(
         picker,
-        h('span', { class: 'picker-label', text: 'Letter' }),
-        ...(/** @type {Mark[]} */ (['S', 'O'])).map((m) =>
-          h('button', {
-            type: 'button',
-            class: `letter-btn${sosMark === m ? ' is-on' : ''}`,
-            'aria-pressed': String(sosMark === m),
-            'aria-label': `Place ${m}`,
-            text: m,
-            onclick: () => {
-              sosMark = m;
-              render();
-            },
-          }),
-        ),
+        ...letterPicker(sosMark, (m) => {
+          sosMark = m;
+          render();
+        }),
       );
     }
 
