@@ -274,3 +274,18 @@ export function letterPicker(selected, onPick, keys = false) {
     ...(keys ? [h('span', { class: 'picker-hint', text: 'S / O keys, T toggles' })] : []),
   ];
 }
+
+/**
+ * The letter a key picks in SOS: S or O, or T for the other one than `current`; null for
+ * any other key.
+ * @param {string} key a `KeyboardEvent.key`
+ * @param {string} current the letter chosen now
+ * @returns {'S' | 'O' | null}
+ */
+export function letterForKey(key, current) {
+  const k = key.toLowerCase();
+  if (k === 's') return 'S';
+  if (k === 'o') return 'O';
+  if (k === 't') return current === 'S' ? 'O' : 'S';
+  return null;
+}

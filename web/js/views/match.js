@@ -18,7 +18,7 @@
 import { api, ApiError } from '../api.js';
 import { BoardView } from '../board.js';
 import { every, serverNow } from '../clock.js';
-import { announce, h, ICONS, icon, letterPicker, replace, toast } from '../dom.js';
+import { announce, h, ICONS, icon, letterForKey, letterPicker, replace, toast } from '../dom.js';
 import { formatAmount, formatCountdown, gameName, shortAddress } from '../format.js';
 import { downloadRecord } from '../notation.js';
 import { realtime } from '../realtime.js';
@@ -94,11 +94,9 @@ export function mount(root, ctx) {
 
   /** @param {string} key */
   function pickKey(key) {
-    if (view?.game !== 'sos') return false;
-    const k = key.toLowerCase();
-    if (k === 's' || k === 'o') sosMark = k === 's' ? 'S' : 'O';
-    else if (k === 't') sosMark = sosMark === 'S' ? 'O' : 'S';
-    else return false;
+    const letter = view?.game !== 'sos' ? null : letterForKey(key, sosMark);
+    if (!letter) return false;
+    sosMark = letter;
     announce(`Placing ${sosMark}`);
     render();
     return true;

@@ -17,7 +17,7 @@
 import { ApiError } from '../api.js';
 import { BoardView } from '../board.js';
 import { computerMove } from '../computer.js';
-import { announce, h, letterPicker, replace, segmented } from '../dom.js';
+import { announce, h, letterForKey, letterPicker, replace, segmented } from '../dom.js';
 import { EMPTY_BOARD, marksFor, outcomeOf, ownersOf, play, turnOf } from '../rules.js';
 
 /**
@@ -151,12 +151,9 @@ export function mount(root, ctx) {
 
   /** @param {string} key */
   function pickKey(key) {
-    if (settings.game !== 'sos') return false;
-    const k = key.toLowerCase();
-    if (k === 's' || k === 'o') setMark(k === 's' ? 'S' : 'O');
-    else if (k === 't') setMark(sosMark === 'S' ? 'O' : 'S');
-    else return false;
-    return true;
+    const letter = settings.game === 'sos' ? letterForKey(key, sosMark) : null;
+    if (letter) setMark(letter);
+    return letter !== null;
   }
 
   /** @param {Mark} mark */

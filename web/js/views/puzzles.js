@@ -14,7 +14,7 @@
 
 import { api, ApiError } from '../api.js';
 import { BoardView } from '../board.js';
-import { announce, h, letterPicker, replace } from '../dom.js';
+import { announce, h, letterForKey, letterPicker, replace } from '../dom.js';
 import { gameName } from '../format.js';
 import { outcomeOf, whyIllegal } from '../rules.js';
 import { myAddress, onSession, refreshMe, session } from '../session.js';
@@ -170,11 +170,9 @@ export function mount(root, ctx) {
 
   /** @param {string} key */
   function pickKey(key) {
-    if (puzzle?.game !== 'sos') return false;
-    const k = key.toLowerCase();
-    if (k === 's' || k === 'o') sosMark = k === 's' ? 'S' : 'O';
-    else if (k === 't') sosMark = sosMark === 'S' ? 'O' : 'S';
-    else return false;
+    const letter = puzzle?.game !== 'sos' ? null : letterForKey(key, sosMark);
+    if (!letter) return false;
+    sosMark = letter;
     announce(`Placing ${sosMark}`);
     render();
     return true;
