@@ -289,3 +289,26 @@ export function letterForKey(key, current) {
   if (k === 't') return current === 'S' ? 'O' : 'S';
   return null;
 }
+
+/**
+ * The board's keys from anywhere on the page, not only with the board focused: 1-9 play a
+ * square, and any other key goes to `onKey`, which says whether it used it. Keys typed in a
+ * form field, with a modifier, or on the board (which reads its own) are left alone.
+ * Returns the function that stops listening.
+ * @param {(cell: number) => void} onSquare
+ * @param {(key: string) => boolean} onKey
+ * @returns {() => void}
+ */
+export function pageKeys(onSquare, onKey) {
+  /** @param {KeyboardEvent} e */
+  const listener = (e) => {
+    const target = /** @type {HTMLElement} */ (e.target);
+    if (e.altKey || e.ctrlKey || e.metaKey || target.closest('input, textarea, select, .board')) return;
+    if (/^[1-9]$/.test(e.key)) {
+      e.preventDefault();
+      onSquare(Number(e.key) - 1);
+    } else if (onKey(e.key)) e.preventDefault();
+  };
+  document.addEventListener('keydown', listener);
+  return () => document.removeEventListener('keydown', listener);
+}

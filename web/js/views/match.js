@@ -18,7 +18,7 @@
 import { api, ApiError } from '../api.js';
 import { BoardView } from '../board.js';
 import { every, serverNow } from '../clock.js';
-import { announce, h, ICONS, icon, letterForKey, letterPicker, replace, toast } from '../dom.js';
+import { announce, h, ICONS, icon, letterForKey, letterPicker, pageKeys, replace, toast } from '../dom.js';
 import { formatAmount, formatCountdown, gameName, shortAddress } from '../format.js';
 import { downloadRecord } from '../notation.js';
 import { realtime } from '../realtime.js';
@@ -602,16 +602,7 @@ export function mount(root, ctx) {
     }
   }
 
-  /** Digits and S/O/T from anywhere on the page. @param {KeyboardEvent} e */
-  const globalKeys = (e) => {
-    const target = /** @type {HTMLElement} */ (e.target);
-    if (e.altKey || e.ctrlKey || e.metaKey || target.closest('input, textarea, select, .board')) return;
-    if (/^[1-9]$/.test(e.key)) {
-      e.preventDefault();
-      move(Number(e.key) - 1);
-    } else if (pickKey(e.key)) e.preventDefault();
-  };
-  document.addEventListener('keydown', globalKeys);
+  const stopKeys = pageKeys((cell) => move(cell), (key) => pickKey(key));
 
   render();
   return () => {
@@ -623,7 +614,7 @@ export function mount(root, ctx) {
     stopTicker();
     window.clearTimeout(refetchTimer);
     window.clearTimeout(confirmTimer);
-    document.removeEventListener('keydown', globalKeys);
+    stopKeys();
     boardView.destroy();
   };
 }

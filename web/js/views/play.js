@@ -17,7 +17,7 @@
 import { ApiError } from '../api.js';
 import { BoardView } from '../board.js';
 import { computerMove } from '../computer.js';
-import { announce, h, letterForKey, letterPicker, replace, segmented } from '../dom.js';
+import { announce, h, letterForKey, letterPicker, pageKeys, replace, segmented } from '../dom.js';
 import { EMPTY_BOARD, marksFor, outcomeOf, ownersOf, play, turnOf } from '../rules.js';
 
 /**
@@ -433,16 +433,7 @@ export function mount(root, ctx) {
     );
   }
 
-  /** Digits and letters work anywhere on the page (not only with the board focused). @param {KeyboardEvent} e */
-  const globalKeys = (e) => {
-    const target = /** @type {HTMLElement} */ (e.target);
-    if (e.altKey || e.ctrlKey || e.metaKey || target.closest('input, textarea, select, .board')) return;
-    if (/^[1-9]$/.test(e.key)) {
-      e.preventDefault();
-      humanMove(Number(e.key) - 1);
-    } else if (pickKey(e.key)) e.preventDefault();
-  };
-  document.addEventListener('keydown', globalKeys);
+  const stopKeys = pageKeys((cell) => humanMove(cell), (key) => pickKey(key));
 
   if (resume()) {
     renderSettings();
@@ -454,7 +445,7 @@ export function mount(root, ctx) {
   }
   return () => {
     generation++;
-    document.removeEventListener('keydown', globalKeys);
+    stopKeys();
     boardView.destroy();
   };
 }

@@ -14,7 +14,7 @@
 
 import { api, ApiError } from '../api.js';
 import { BoardView } from '../board.js';
-import { announce, h, letterForKey, letterPicker, replace } from '../dom.js';
+import { announce, h, letterForKey, letterPicker, pageKeys, replace } from '../dom.js';
 import { gameName } from '../format.js';
 import { outcomeOf, whyIllegal } from '../rules.js';
 import { myAddress, onSession, refreshMe, session } from '../session.js';
@@ -341,23 +341,14 @@ export function mount(root, ctx) {
     );
   }
 
-  /** Digits and letters work anywhere on the page (not only with the board focused). @param {KeyboardEvent} e */
-  const globalKeys = (e) => {
-    const target = /** @type {HTMLElement} */ (e.target);
-    if (e.altKey || e.ctrlKey || e.metaKey || target.closest('input, textarea, select, .board')) return;
-    if (/^[1-9]$/.test(e.key)) {
-      e.preventDefault();
-      move(Number(e.key) - 1);
-    } else if (pickKey(e.key)) e.preventDefault();
-  };
-  document.addEventListener('keydown', globalKeys);
+  const stopKeys = pageKeys((cell) => move(cell), (key) => pickKey(key));
   const stopSession = onSession(() => render());
 
   load();
   return () => {
     generation++;
     stopSession();
-    document.removeEventListener('keydown', globalKeys);
+    stopKeys();
     boardView.destroy();
   };
 }
