@@ -32,16 +32,10 @@ pub async fn match_notation(
     State(state): State<ApiState>,
     Path(id): Path<u64>,
 ) -> Result<Response, ApiError> {
-    let id = MatchId(id);
-    let live = state.core.read().await.match_(id).cloned();
-    let m = match live {
-        Some(m) => m,
-        None => state
-            .store
-            .match_(id)
-            .await?
-            .ok_or(EngineError::UnknownMatch)?,
-    };
+    let m = state
+        .match_record(MatchId(id))
+        .await?
+        .ok_or(EngineError::UnknownMatch)?;
     let mut record = Record::from_match(&m);
     if !state.settings.public_url.is_empty() {
         record.site = Some(state.settings.public_url.clone());
