@@ -276,8 +276,14 @@ def test_a_refused_move_has_the_stable_code_and_changes_nothing(server):
             task = got[0].task
             match_id = int(task.id.removeprefix("triad-task-"))
             before = server.get(f"/api/matches/{match_id}")
-            # A board that is not the game's: refused as a state conflict.
-            tampered = {"seq": 2, "replyTo": 1, "position": 0, "mark": "O", "board": ["O", "X", "X"] + [""] * 6}
+            # A legal move on a board that is not the game's (one more X on it): refused
+            # as a state conflict. The cell is a free one, whichever the computer took.
+            me = Player("tic-tac-toe", "O")
+            me.hear(actions_of(task.status.message.parts))
+            assert me.board.count("X") == 1, "the computer, X, moved first"
+            tampered = me.move()
+            forged = next(i for i, c in enumerate(tampered["board"]) if c == "")
+            tampered["board"][forged] = "X"
             with pytest.raises(InvalidParamsError) as refused:
                 await events(client, user_message(data_part("move", "tic-tac-toe", tampered), task.id, task.context_id))
             assert refused.value.data["code"] == "223"
