@@ -52,6 +52,8 @@ mod ledger;
 mod matches;
 pub mod notation;
 mod stats;
+/// Tournaments: arenas and Swiss events.
+pub mod tournament;
 
 pub use address::{Address, IdempotencyKey, InvalidAddress, MatchId};
 pub use amount::{AmountError, parse_amount};
