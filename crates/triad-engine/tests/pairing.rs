@@ -469,6 +469,16 @@ fn simulate_swiss(n: u32, rounds: usize, seed: u64, absent_per_mille: u64) -> Ve
     records
 }
 
+/// Colours: the search keeps anyone from moving first more than ⌈k/2⌉ + 1 times in k rounds
+/// (without it, a top seed who keeps winning meets others who also kept moving first, and
+/// moves first in each of the first four rounds). Seeded, so it is the same events each run.
+#[test]
+fn swiss_colours_stay_balanced_over_many_events() {
+    for seed in 0..1_500 {
+        simulate_swiss(30 + (seed % 11) as u32, 8, seed, 0);
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
 
