@@ -87,7 +87,7 @@ fn arena_event(n: u32, waves: u32) -> Vec<Record> {
     let mut mix = Mix(u64::from(n) + 1);
     let mut records = field(n, &mut mix);
     for _ in 0..waves {
-        let waiting: Vec<Entrant> = (0..n).filter(|_| mix.next() % 3 != 0).collect();
+        let waiting: Vec<Entrant> = (0..n).filter(|_| !mix.next().is_multiple_of(3)).collect();
         for p in arena(&records, &waiting) {
             let outcome = mix.outcome();
             play(&mut records, p, outcome);
@@ -129,6 +129,24 @@ fn swiss_round_first_choices_all_met(bencher: Bencher, n: u32) {
             };
             play(&mut records, pairing, Outcome::Draw);
         }
+    }
+    let present: Vec<Entrant> = (0..n).collect();
+    bencher.bench(|| swiss(divan::black_box(&records), &present));
+}
+
+/// The worst case: no round without a rematch exists (the lowest-ranked player has met
+/// everyone), but that shows only at the bottom of the search, which spends its whole
+/// budget (`SEARCH_STEPS`) before it completes its deepest start with the one rematch.
+#[divan::bench(args = PLAYERS, sample_count = 10)]
+fn swiss_round_hopeless(bencher: Bencher, n: u32) {
+    let mut mix = Mix(11);
+    let mut records = field(n, &mut mix);
+    for i in 0..n - 1 {
+        let pairing = Pairing {
+            first: i,
+            second: n - 1,
+        };
+        play(&mut records, pairing, Outcome::Win);
     }
     let present: Vec<Entrant> = (0..n).collect();
     bencher.bench(|| swiss(divan::black_box(&records), &present));

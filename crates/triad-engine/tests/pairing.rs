@@ -105,7 +105,7 @@ fn perfect(players: &[Entrant], apart: &dyn Fn(Entrant, Entrant) -> bool) -> boo
         memo[mask] = if found { 2 } else { 1 };
         found
     }
-    n % 2 == 0 && go((1 << n) - 1, players, apart, &mut memo)
+    n.is_multiple_of(2) && go((1 << n) - 1, players, apart, &mut memo)
 }
 
 /// The player left out of an odd field: the first of `order` whose leaving-out lets the rest
@@ -116,7 +116,7 @@ fn brute_leave_out(
     order: &[Entrant],
     apart: &dyn Fn(Entrant, Entrant) -> bool,
 ) -> (Option<Entrant>, bool) {
-    if players.len() % 2 == 0 {
+    if players.len().is_multiple_of(2) {
         return (None, perfect(players, apart));
     }
     for &out in order {
@@ -159,22 +159,35 @@ fn check_swiss(records: &[Record], present: &[Entrant]) -> Round {
     for p in &round.pairings {
         assert_ne!(p.first, p.second, "self-pairing in {round:?}");
         assert!(seen.insert(p.first), "{} paired twice: {round:?}", p.first);
-        assert!(seen.insert(p.second), "{} paired twice: {round:?}", p.second);
+        assert!(
+            seen.insert(p.second),
+            "{} paired twice: {round:?}",
+            p.second
+        );
     }
     if let Some(bye) = round.bye {
         assert!(seen.insert(bye), "the bye {bye} is also paired: {round:?}");
     }
     let present_set: HashSet<Entrant> = present.iter().copied().collect();
-    assert_eq!(seen, present_set, "not every present player once: {round:?}");
+    assert_eq!(
+        seen, present_set,
+        "not every present player once: {round:?}"
+    );
     assert_eq!(round.bye.is_some(), present.len() % 2 == 1, "{round:?}");
     let ranking = ranked(records, present, Record::swiss_score);
     for &p in &round.pairings {
-        assert!(colours_follow_the_rule(records, &ranking, p), "colours of {p:?}");
+        assert!(
+            colours_follow_the_rule(records, &ranking, p),
+            "colours of {p:?}"
+        );
     }
     if present.len() <= 16 {
         let apart = |a: Entrant, b: Entrant| met(records, a, b);
         let (bye, possible) = brute_leave_out(present, &bye_order(records, present), &apart);
-        assert_eq!(round.bye, bye, "the bye, in {records:?} {present:?}: {round:?}");
+        assert_eq!(
+            round.bye, bye,
+            "the bye, in {records:?} {present:?}: {round:?}"
+        );
         if possible {
             for p in &round.pairings {
                 assert!(
@@ -197,17 +210,31 @@ fn check_arena(records: &[Record], waiting: &[Entrant]) -> Vec<Pairing> {
         assert!(seen.insert(p.first), "{} paired twice", p.first);
         assert!(seen.insert(p.second), "{} paired twice", p.second);
     }
-    assert!(waiting.len() - seen.len() <= 1, "more than one left waiting: {pairings:?}");
+    assert!(
+        waiting.len() - seen.len() <= 1,
+        "more than one left waiting: {pairings:?}"
+    );
     let ranking = ranked(records, waiting, Record::arena_score);
     for &p in &pairings {
-        assert!(colours_follow_the_rule(records, &ranking, p), "colours of {p:?}");
+        assert!(
+            colours_follow_the_rule(records, &ranking, p),
+            "colours of {p:?}"
+        );
     }
     if waiting.len() <= 16 {
         let apart = |a: Entrant, b: Entrant| last_apart(records, a, b);
         let lowest_first: Vec<Entrant> = ranking.iter().rev().copied().collect();
         let (out, possible) = brute_leave_out(waiting, &lowest_first, &apart);
-        let left: Vec<Entrant> = waiting.iter().copied().filter(|e| !seen.contains(e)).collect();
-        assert_eq!(left.first().copied(), out, "who waits, in {records:?} {waiting:?}");
+        let left: Vec<Entrant> = waiting
+            .iter()
+            .copied()
+            .filter(|e| !seen.contains(e))
+            .collect();
+        assert_eq!(
+            left.first().copied(),
+            out,
+            "who waits, in {records:?} {waiting:?}"
+        );
         if possible {
             for p in &pairings {
                 assert!(
@@ -272,7 +299,7 @@ fn swiss_every_history_of_up_to_six_players() {
 #[test]
 fn swiss_random_histories_of_up_to_ten_players() {
     let mut mix = Mix(23);
-    for _ in 0..30_000 {
+    for _ in 0..100_000 {
         let n = 2 + mix.below(9) as u32;
         let edges = n * (n - 1) / 2;
         // Dense and sparse histories both: each pair met with a drawn probability.
@@ -306,13 +333,21 @@ fn arena_every_last_opponent_of_up_to_six_players() {
                 for _ in 0..mix.below(3) {
                     let opponent = mix.below(8) as Entrant + 10;
                     let outcome = outcome(mix.next());
-                    record.games.push(Game { opponent, first: mix.below(2) == 0, outcome });
+                    record.games.push(Game {
+                        opponent,
+                        first: mix.below(2) == 0,
+                        outcome,
+                    });
                 }
                 let last = (rest % (n as u64 + 1)) as Entrant;
                 rest /= n as u64 + 1;
                 if last != n && last != p as Entrant {
                     let outcome = outcome(mix.next());
-                    record.games.push(Game { opponent: last, first: mix.below(2) == 0, outcome });
+                    record.games.push(Game {
+                        opponent: last,
+                        first: mix.below(2) == 0,
+                        outcome,
+                    });
                 }
             }
             let waiting: Vec<Entrant> = (0..n).collect();
@@ -321,11 +356,51 @@ fn arena_every_last_opponent_of_up_to_six_players() {
     }
 }
 
+/// When no round without a rematch exists, and the search only learns so at the bottom, it
+/// spends its step budget and completes its deepest start: one rematch, at the last board.
+#[test]
+fn swiss_round_without_a_rematch_free_pairing_has_one_rematch() {
+    let n = 2_000;
+    let mut records: Vec<Record> = (0..n)
+        .map(|i| Record {
+            rating: 5_000 - i,
+            ..Record::default()
+        })
+        .collect();
+    for i in 0..n - 1 {
+        play(
+            &mut records,
+            Pairing {
+                first: i,
+                second: n - 1,
+            },
+            Outcome::Win,
+        );
+    }
+    let present: Vec<Entrant> = (0..n).collect();
+    let round = check_swiss(&records, &present);
+    let rematches: Vec<&Pairing> = round
+        .pairings
+        .iter()
+        .filter(|p| met(&records, p.first, p.second))
+        .collect();
+    assert_eq!(rematches.len(), 1, "{rematches:?}");
+    assert_eq!(round.pairings.last(), rematches.first().copied());
+}
+
 #[test]
 fn out_of_range_and_repeated_entrants_are_ignored() {
     let mut records = vec![Record::default(); 3];
-    records[0].games.push(Game { opponent: 99, first: true, outcome: Outcome::Win });
-    records[1].games.push(Game { opponent: u32::MAX, first: false, outcome: Outcome::Draw });
+    records[0].games.push(Game {
+        opponent: 99,
+        first: true,
+        outcome: Outcome::Win,
+    });
+    records[1].games.push(Game {
+        opponent: u32::MAX,
+        first: false,
+        outcome: Outcome::Draw,
+    });
     let round = swiss(&records, &[0, 7, 1, u32::MAX, 1, 2, 0]);
     assert_eq!(round.pairings.len(), 1);
     assert_eq!(round.bye, Some(2));
@@ -373,7 +448,15 @@ fn swiss_standings_worked_example() {
     let standings = swiss_standings(&records);
     let rows: Vec<(Entrant, u32, u32, u32, u32)> = standings
         .iter()
-        .map(|s| (s.entrant, s.score, s.tie_breaks.buchholz, s.tie_breaks.sonneborn_berger_x2, s.rank))
+        .map(|s| {
+            (
+                s.entrant,
+                s.score,
+                s.tie_breaks.buchholz,
+                s.tie_breaks.sonneborn_berger_x2,
+                s.rank,
+            )
+        })
         .collect();
     assert_eq!(rows, table);
 }
@@ -383,24 +466,30 @@ fn arena_standings_worked_example() {
     use Outcome::{Draw as D, Loss as L, Win as W};
     // entrant, rating, games → arena score, wins
     let players: [(u32, &[Outcome]); 4] = [
-        (1500, &[W, W, W]),          // 2 + 2 + 4 = 8, three wins
+        (1500, &[W, W, W]),                // 2 + 2 + 4 = 8, three wins
         (1500, &[W, L, W, L, W, L, W, L]), // 2 × 4 = 8, four wins
-        (1400, &[D; 8]),             // 8, no wins
-        (1600, &[D; 8]),             // 8, no wins, rated higher
+        (1400, &[D; 8]),                   // 8, no wins
+        (1600, &[D; 8]),                   // 8, no wins, rated higher
     ];
     let records: Vec<Record> = players
         .iter()
         .map(|&(rating, outcomes)| Record {
             games: outcomes
                 .iter()
-                .map(|&outcome| Game { opponent: 9, first: true, outcome })
+                .map(|&outcome| Game {
+                    opponent: 9,
+                    first: true,
+                    outcome,
+                })
                 .collect(),
             byes: 0,
             rating,
         })
         .collect();
-    let order: Vec<(Entrant, u32, u32)> =
-        arena_standings(&records).iter().map(|s| (s.entrant, s.score, s.rank)).collect();
+    let order: Vec<(Entrant, u32, u32)> = arena_standings(&records)
+        .iter()
+        .map(|s| (s.entrant, s.score, s.rank))
+        .collect();
     assert_eq!(order, [(1, 8, 1), (0, 8, 2), (3, 8, 3), (2, 8, 4)]);
 }
 
@@ -408,18 +497,34 @@ fn check_standings(records: &[Record], standings: &[Standing], arena: bool) {
     assert_eq!(standings.len(), records.len());
     let mut entrants: Vec<Entrant> = standings.iter().map(|s| s.entrant).collect();
     entrants.sort_unstable();
-    assert!(entrants.iter().copied().eq(0..records.len() as u32), "every entrant once");
+    assert!(
+        entrants.iter().copied().eq(0..records.len() as u32),
+        "every entrant once"
+    );
     for (i, s) in standings.iter().enumerate() {
         assert_eq!(s.rank as usize, i + 1);
         let r = &records[s.entrant as usize];
-        assert_eq!(s.score, if arena { r.arena_score() } else { r.swiss_score() });
+        assert_eq!(
+            s.score,
+            if arena {
+                r.arena_score()
+            } else {
+                r.swiss_score()
+            }
+        );
         assert_eq!(s.tie_breaks, TieBreaks::of(records, s.entrant));
     }
     let key = |s: &Standing| {
         let r = &records[s.entrant as usize];
         if arena {
             // (The same shape as Swiss's key: a constant in the third place.)
-            (Reverse(s.score), Reverse(r.wins()), Reverse(0), Reverse(r.rating), s.entrant)
+            (
+                Reverse(s.score),
+                Reverse(r.wins()),
+                Reverse(0),
+                Reverse(r.rating),
+                s.entrant,
+            )
         } else {
             (
                 Reverse(s.score),
@@ -430,7 +535,10 @@ fn check_standings(records: &[Record], standings: &[Standing], arena: bool) {
             )
         }
     };
-    assert!(standings.windows(2).all(|w| key(&w[0]) < key(&w[1])), "sorted by the keys");
+    assert!(
+        standings.windows(2).all(|w| key(&w[0]) < key(&w[1])),
+        "sorted by the keys"
+    );
 }
 
 /// A simulated Swiss event: `rounds` rounds for `n` players, each round with the players
@@ -438,11 +546,16 @@ fn check_standings(records: &[Record], standings: &[Standing], arena: bool) {
 fn simulate_swiss(n: u32, rounds: usize, seed: u64, absent_per_mille: u64) -> Vec<Record> {
     let mut mix = Mix(seed);
     let mut records: Vec<Record> = (0..n)
-        .map(|_| Record { rating: 1000 + mix.below(1000) as u32, ..Record::default() })
+        .map(|_| Record {
+            rating: 1000 + mix.below(1000) as u32,
+            ..Record::default()
+        })
         .collect();
     let (mut games, mut byes) = (0u32, 0u32);
     for k in 1..=rounds {
-        let present: Vec<Entrant> = (0..n).filter(|_| mix.below(1000) >= absent_per_mille).collect();
+        let present: Vec<Entrant> = (0..n)
+            .filter(|_| mix.below(1000) >= absent_per_mille)
+            .collect();
         let round = check_swiss(&records, &present);
         for &p in &round.pairings {
             play(&mut records, p, outcome(mix.next()));
@@ -453,8 +566,16 @@ fn simulate_swiss(n: u32, rounds: usize, seed: u64, absent_per_mille: u64) -> Ve
             byes += 1;
         }
         let total: u32 = records.iter().map(Record::swiss_score).sum();
-        assert_eq!(total, WIN * games + WIN * byes, "scores sum to the games played");
-        let draws: u32 = records.iter().flat_map(|r| &r.games).filter(|g| g.outcome == Outcome::Draw).count() as u32;
+        assert_eq!(
+            total,
+            WIN * games + WIN * byes,
+            "scores sum to the games played"
+        );
+        let draws: u32 = records
+            .iter()
+            .flat_map(|r| &r.games)
+            .filter(|g| g.outcome == Outcome::Draw)
+            .count() as u32;
         assert_eq!(draws % 2, 0);
         let decisive = games - draws / 2;
         assert_eq!(total, WIN * decisive + 2 * DRAW * (draws / 2) + WIN * byes);

@@ -253,22 +253,28 @@ impl TieBreaks {
     /// The tie-breaks of `records[entrant]`, counting each game (an opponent met twice counts
     /// twice); opponents outside `records` add nothing.
     pub fn of(records: &[Record], entrant: Entrant) -> TieBreaks {
-        let Some(record) = index(records, entrant) else {
-            return TieBreaks::default();
-        };
+        index(records, entrant).map_or_else(TieBreaks::default, |record| {
+            TieBreaks::with_scores(record, |opponent| {
+                index(records, opponent).map(Record::swiss_score)
+            })
+        })
+    }
+
+    /// The tie-breaks of `record`, with each opponent's Swiss score from `score_of`.
+    fn with_scores(record: &Record, score_of: impl Fn(Entrant) -> Option<u32>) -> TieBreaks {
         let mut tie_breaks = TieBreaks::default();
         for game in &record.games {
-            let Some(opponent) = index(records, game.opponent) else {
+            let Some(score) = score_of(game.opponent) else {
                 continue;
             };
-            let score = opponent.swiss_score();
             tie_breaks.buchholz = tie_breaks.buchholz.saturating_add(score);
             let weighted = match game.outcome {
                 Outcome::Win => score.saturating_mul(2),
                 Outcome::Draw => score,
                 Outcome::Loss => 0,
             };
-            tie_breaks.sonneborn_berger_x2 = tie_breaks.sonneborn_berger_x2.saturating_add(weighted);
+            tie_breaks.sonneborn_berger_x2 =
+                tie_breaks.sonneborn_berger_x2.saturating_add(weighted);
         }
         tie_breaks
     }
@@ -319,6 +325,12 @@ fn standings<K: Ord>(
     score: fn(&Record) -> u32,
     key: impl Fn(&Standing, &Record) -> K,
 ) -> Vec<Standing> {
+    // Each player's Swiss score once, for their opponents' tie-breaks.
+    let swiss_scores: Vec<u32> = records.iter().map(Record::swiss_score).collect();
+    let score_of = |opponent: Entrant| {
+        let position = usize::try_from(opponent).ok()?;
+        swiss_scores.get(position).copied()
+    };
     let mut rows: Vec<(K, Standing)> = records
         .iter()
         .zip(0..)
@@ -327,7 +339,7 @@ fn standings<K: Ord>(
                 entrant,
                 rank: 0,
                 score: score(record),
-                tie_breaks: TieBreaks::of(records, entrant),
+                tie_breaks: TieBreaks::with_scores(record, score_of),
             };
             (key(&row, record), row)
         })
@@ -413,12 +425,18 @@ impl Field {
                 let (firsts, _) = record.sides();
                 let kept_apart = match kind {
                     Kind::Swiss => {
-                        let mut met: Vec<Entrant> = record.games.iter().map(|g| g.opponent).collect();
+                        let mut met: Vec<Entrant> =
+                            record.games.iter().map(|g| g.opponent).collect();
                         met.sort_unstable();
                         met.dedup();
                         met
                     }
-                    Kind::Arena => record.games.last().map(|g| g.opponent).into_iter().collect(),
+                    Kind::Arena => record
+                        .games
+                        .last()
+                        .map(|g| g.opponent)
+                        .into_iter()
+                        .collect(),
                 };
                 Player {
                     entrant,
@@ -443,7 +461,9 @@ impl Field {
         let (pa, pb) = (&self.players[a], &self.players[b]);
         match self.kind {
             Kind::Swiss => pa.kept_apart.binary_search(&pb.entrant).is_ok(),
-            Kind::Arena => pa.kept_apart.contains(&pb.entrant) || pb.kept_apart.contains(&pa.entrant),
+            Kind::Arena => {
+                pa.kept_apart.contains(&pb.entrant) || pb.kept_apart.contains(&pa.entrant)
+            }
         }
     }
 
@@ -727,7 +747,9 @@ impl Free {
         debug_assert!(n < self.len);
         let mut position = 0;
         let mut rest = n;
-        let mut step = (self.tree.len() - 1).checked_ilog2().map_or(0, |log| 1 << log);
+        let mut step = (self.tree.len() - 1)
+            .checked_ilog2()
+            .map_or(0, |log| 1 << log);
         while step > 0 {
             let next = position + step;
             if next < self.tree.len() && self.tree[next] <= rest {
@@ -786,7 +808,8 @@ mod tests {
 
     #[test]
     fn preference_is_bottom_half_then_top_half_then_below() {
-        let order = |group: usize, len: usize| (0..len).map(|t| preference(t, group)).collect::<Vec<_>>();
+        let order =
+            |group: usize, len: usize| (0..len).map(|t| preference(t, group)).collect::<Vec<_>>();
         // Group of 6 (positions 0-5), 3 more below.
         assert_eq!(order(6, 8), [3, 4, 5, 2, 1, 6, 7, 8]);
         assert_eq!(order(5, 6), [2, 3, 4, 1, 5, 6]);
@@ -801,7 +824,10 @@ mod tests {
             free.remove(p);
         }
         let expected: Vec<usize> = (0..13).filter(|p| ![0, 3, 4, 12].contains(p)).collect();
-        assert_eq!((0..free.len()).map(|n| free.nth(n)).collect::<Vec<_>>(), expected);
+        assert_eq!(
+            (0..free.len()).map(|n| free.nth(n)).collect::<Vec<_>>(),
+            expected
+        );
         assert_eq!(free.count_before(5), 2);
         free.add(3);
         assert_eq!(free.nth(1), 2);
@@ -819,7 +845,8 @@ mod tests {
             .collect();
         let round = swiss(&records, &[6, 5, 4, 3, 2, 1, 0]);
         assert_eq!(round.bye, Some(6));
-        let pairs: Vec<(Entrant, Entrant)> = round.pairings.iter().map(|p| (p.first, p.second)).collect();
+        let pairs: Vec<(Entrant, Entrant)> =
+            round.pairings.iter().map(|p| (p.first, p.second)).collect();
         assert_eq!(pairs, [(0, 3), (1, 4), (2, 5)]);
     }
 }
