@@ -54,6 +54,38 @@
 //! half of those drawn; here doubled), then rating, then entrant: FIDE's usual tie-breaks.
 //! Arena standings ([`arena_standings`]) order by arena score, then wins, then rating,
 //! then entrant, as Lichess's do. Ranks are 1..=n without ties.
+//!
+//! ```
+//! use triad_engine::tournament::pairing::{Game, Outcome, Record, swiss, swiss_standings};
+//!
+//! // Five players, rated 1900 down to 1500, before the first round.
+//! let mut records: Vec<Record> =
+//!     (0..5).map(|i| Record { rating: 1900 - 100 * i, ..Record::default() }).collect();
+//! let round = swiss(&records, &[0, 1, 2, 3, 4]);
+//! assert_eq!(round.bye, Some(4)); // the lowest-ranked sits out, for a win's points
+//! let boards: Vec<(u32, u32)> = round.pairings.iter().map(|p| (p.first, p.second)).collect();
+//! assert_eq!(boards, [(0, 2), (1, 3)]); // top half against bottom half
+//!
+//! // Both higher-rated players win; the bye counts as a win.
+//! for (winner, loser, first) in [(0, 2, true), (1, 3, true)] {
+//!     records[winner].games.push(Game { opponent: loser as u32, first, outcome: Outcome::Win });
+//!     records[loser].games.push(Game { opponent: winner as u32, first: !first, outcome: Outcome::Loss });
+//! }
+//! records[4].byes += 1;
+//! let next = swiss(&records, &[0, 1, 2, 3, 4]);
+//! // Of those without a bye, 3 is ranked lowest. The score group 0, 1, 4 pairs 0 with 1
+//! // (0 moves first: equal firsts, both moved first last game, 0 ranked higher), and 4
+//! // floats down to 2 (who moves first, having moved second last game).
+//! assert_eq!(next.bye, Some(3));
+//! let boards: Vec<(u32, u32)> = next.pairings.iter().map(|p| (p.first, p.second)).collect();
+//! assert_eq!(boards, [(0, 1), (2, 4)]);
+//!
+//! // 0, 1 and 4 are equal on score and on tie-breaks (their opponents have no points), so
+//! // their ratings decide; 2 and 3 the same.
+//! let table = swiss_standings(&records);
+//! assert_eq!(table.iter().map(|s| s.entrant).collect::<Vec<_>>(), [0, 1, 4, 2, 3]);
+//! assert_eq!(table[3].tie_breaks.buchholz, 2); // 2 met 0, who has 2 points
+//! ```
 
 use serde::{Deserialize, Serialize};
 use std::cmp::{Ordering, Reverse};
@@ -150,8 +182,10 @@ impl Record {
     /// Whether the player is on fire now (their last two games or more were wins, so their
     /// next game counts double).
     pub fn on_fire(&self) -> bool {
-        let last_two = self.games.iter().rev().take(2);
-        last_two.clone().count() == 2 && last_two.into_iter().all(|g| g.outcome == Outcome::Win)
+        matches!(
+            self.games.as_slice(),
+            [.., a, b] if a.outcome == Outcome::Win && b.outcome == Outcome::Win
+        )
     }
 
     /// How many times this player moved first, and second.
