@@ -403,8 +403,10 @@ struct Player {
     games: u32,
     firsts: u32,
     second_last_game: bool,
-    /// Swiss: everyone met, sorted. Arena: the last opponent only.
-    kept_apart: Vec<Entrant>,
+    /// Their last game's opponent.
+    last_opponent: Option<Entrant>,
+    /// Swiss: where everyone they met is in [`Field::met`].
+    met: std::ops::Range<usize>,
 }
 
 /// The players to pair, ranked, with their score groups.
@@ -412,6 +414,9 @@ struct Player {
 struct Field {
     kind: Kind,
     players: Vec<Player>,
+    /// Swiss: each player's opponents met, sorted, one after the other (a slice per player
+    /// rather than a vector each: one allocation for the field).
+    met: Vec<Entrant>,
     /// For each ranked position, the end of its score group (exclusive). In an arena every
     /// player is a group of one: the nearest below comes first.
     group_end: Vec<usize>,
@@ -452,39 +457,33 @@ impl Field {
             }
             group_end[i] = end;
         }
+        let mut met = Vec::new();
         let players = ranked
             .iter()
             .map(|&(_, _, entrant)| {
                 let record = index(records, entrant).map_or(&EMPTY, |r| r);
                 let (firsts, _) = record.sides();
-                let kept_apart = match kind {
-                    Kind::Swiss => {
-                        let mut met: Vec<Entrant> =
-                            record.games.iter().map(|g| g.opponent).collect();
-                        met.sort_unstable();
-                        met.dedup();
-                        met
-                    }
-                    Kind::Arena => record
-                        .games
-                        .last()
-                        .map(|g| g.opponent)
-                        .into_iter()
-                        .collect(),
-                };
+                let start = met.len();
+                if kind == Kind::Swiss {
+                    met.extend(record.games.iter().map(|g| g.opponent));
+                    met[start..].sort_unstable();
+                }
+                let last = record.games.last();
                 Player {
                     entrant,
                     byes: record.byes,
                     games: u32::try_from(record.games.len()).unwrap_or(u32::MAX),
                     firsts,
-                    second_last_game: record.games.last().is_some_and(|g| !g.first),
-                    kept_apart,
+                    second_last_game: last.is_some_and(|g| !g.first),
+                    last_opponent: last.map(|g| g.opponent),
+                    met: start..met.len(),
                 }
             })
             .collect();
         Field {
             kind,
             players,
+            met,
             group_end,
         }
     }
@@ -494,9 +493,12 @@ impl Field {
     fn apart(&self, a: usize, b: usize) -> bool {
         let (pa, pb) = (&self.players[a], &self.players[b]);
         match self.kind {
-            Kind::Swiss => pa.kept_apart.binary_search(&pb.entrant).is_ok(),
+            Kind::Swiss => self
+                .met
+                .get(pa.met.clone())
+                .is_some_and(|met| met.binary_search(&pb.entrant).is_ok()),
             Kind::Arena => {
-                pa.kept_apart.contains(&pb.entrant) || pb.kept_apart.contains(&pa.entrant)
+                pa.last_opponent == Some(pb.entrant) || pb.last_opponent == Some(pa.entrant)
             }
         }
     }
@@ -838,6 +840,21 @@ mod tests {
         }
         assert_eq!(record.sides(), (7, 7));
         assert_eq!(record.wins(), 10);
+    }
+
+    #[test]
+    fn scores_saturate_rather_than_overflow() {
+        let huge = Record {
+            games: vec![game(1, true, Outcome::Win); 3],
+            byes: u32::MAX,
+            rating: u32::MAX,
+        };
+        assert_eq!(huge.swiss_score(), u32::MAX);
+        let records = vec![huge.clone(), huge];
+        let standings = swiss_standings(&records);
+        assert_eq!(standings[0].tie_breaks.buchholz, u32::MAX);
+        assert_eq!(standings[0].tie_breaks.sonneborn_berger_x2, u32::MAX);
+        assert_eq!(swiss(&records, &[0, 1]).pairings.len(), 1);
     }
 
     #[test]
