@@ -5,7 +5,7 @@
 
 use divan::Bencher;
 use triad_engine::tournament::pairing::{
-    Entrant, Game, Outcome, Pairing, Record, arena, arena_standings, swiss, swiss_standings,
+    Entrant, Outcome, Pairing, Record, arena, arena_standings, record_game, swiss, swiss_standings,
 };
 
 fn main() {
@@ -37,21 +37,7 @@ impl Mix {
 }
 
 fn play(records: &mut [Record], pairing: Pairing, outcome: Outcome) {
-    let other = match outcome {
-        Outcome::Win => Outcome::Loss,
-        Outcome::Draw => Outcome::Draw,
-        Outcome::Loss => Outcome::Win,
-    };
-    for (me, opponent, first, outcome) in [
-        (pairing.first, pairing.second, true, outcome),
-        (pairing.second, pairing.first, false, other),
-    ] {
-        records[me as usize].games.push(Game {
-            opponent,
-            first,
-            outcome,
-        });
-    }
+    assert!(record_game(records, pairing, outcome));
 }
 
 fn field(n: u32, mix: &mut Mix) -> Vec<Record> {

@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use proptest::prelude::*;
 use triad_engine::tournament::pairing::{
     DRAW, Entrant, Game, Outcome, Pairing, Record, Round, Standing, TieBreaks, WIN, arena,
-    arena_standings, swiss, swiss_standings,
+    arena_standings, record_game, swiss, swiss_standings,
 };
 
 /// A deterministic stream of numbers for the sampled cases (SplitMix64).
@@ -32,26 +32,9 @@ fn outcome(n: u64) -> Outcome {
     [Outcome::Win, Outcome::Draw, Outcome::Loss][(n % 3) as usize]
 }
 
-fn flip(outcome: Outcome) -> Outcome {
-    match outcome {
-        Outcome::Win => Outcome::Loss,
-        Outcome::Draw => Outcome::Draw,
-        Outcome::Loss => Outcome::Win,
-    }
-}
-
 /// Records both sides of one game.
 fn play(records: &mut [Record], pairing: Pairing, first_outcome: Outcome) {
-    records[pairing.first as usize].games.push(Game {
-        opponent: pairing.second,
-        first: true,
-        outcome: first_outcome,
-    });
-    records[pairing.second as usize].games.push(Game {
-        opponent: pairing.first,
-        first: false,
-        outcome: flip(first_outcome),
-    });
+    assert!(record_game(records, pairing, first_outcome));
 }
 
 fn met(records: &[Record], a: Entrant, b: Entrant) -> bool {
@@ -407,6 +390,15 @@ fn out_of_range_and_repeated_entrants_are_ignored() {
     assert_eq!(arena(&records, &[5, 0, 0, 1, 2, 2]).len(), 1);
     assert_eq!(swiss(&[], &[0, 1, 2]), Round::default());
     assert!(arena(&[], &[0, 1]).is_empty());
+    let before = records.clone();
+    for (first, second) in [(0, 3), (3, 0), (1, 1), (u32::MAX, 2)] {
+        assert!(!record_game(
+            &mut records,
+            Pairing { first, second },
+            Outcome::Win
+        ));
+    }
+    assert_eq!(records, before, "a refused game changes nothing");
     let standings = swiss_standings(&records);
     assert_eq!(standings[0].entrant, 0);
     assert_eq!(standings[0].tie_breaks, TieBreaks::default());

@@ -33,7 +33,8 @@
 //!   if equal, the one who moved second in their last game; if still equal, the
 //!   higher-ranked. The search first looks for a round in which nobody would move first
 //!   more than ⌈g/2⌉ + 1 times after g games (FIDE's absolute colour preference, in
-//!   spirit), and gives that up before it gives up avoiding rematches.
+//!   spirit), even if a player floats down for it; for each choice of the bye it gives
+//!   that up before it gives up avoiding rematches.
 //!
 //! # Arena ([`arena`])
 //!
@@ -204,6 +205,43 @@ impl Record {
         let wins = self.games.iter().filter(|g| g.outcome == Outcome::Win);
         u32::try_from(wins.count()).unwrap_or(u32::MAX)
     }
+}
+
+impl Outcome {
+    /// The same game's outcome for the other player.
+    pub fn reversed(self) -> Outcome {
+        match self {
+            Outcome::Win => Outcome::Loss,
+            Outcome::Draw => Outcome::Draw,
+            Outcome::Loss => Outcome::Win,
+        }
+    }
+}
+
+/// Adds a finished game to both players' records: `outcome` is the first mover's. Returns
+/// false, changing nothing, when either entrant does not index `records` or they are the
+/// same.
+pub fn record_game(records: &mut [Record], pairing: Pairing, outcome: Outcome) -> bool {
+    let (Ok(first), Ok(second)) = (
+        usize::try_from(pairing.first),
+        usize::try_from(pairing.second),
+    ) else {
+        return false;
+    };
+    if first == second || first >= records.len() || second >= records.len() {
+        return false;
+    }
+    records[first].games.push(Game {
+        opponent: pairing.second,
+        first: true,
+        outcome,
+    });
+    records[second].games.push(Game {
+        opponent: pairing.first,
+        first: false,
+        outcome: outcome.reversed(),
+    });
+    true
 }
 
 fn points(outcome: Outcome) -> u32 {
