@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use triad_rules::{GameKind, Mark, Move, Player};
 use triad_solver::puzzles::PuzzleId;
 
+use crate::tournament::{TournamentId, TournamentSpec};
 use crate::{Address, IdempotencyKey, MatchId};
 
 /// The computer's playing strength.
@@ -209,6 +210,41 @@ pub enum Command {
         /// The line, from the puzzle's position.
         line: Vec<Move>,
     },
+    /// Create a tournament. The owner may create any; other players only free ones, and
+    /// only when the rules let them ([`TournamentRules`](crate::TournamentRules)).
+    CreateTournament {
+        /// What it is.
+        spec: TournamentSpec,
+    },
+    /// Enter a tournament, paying its entry fee into its pool (or come back to one after
+    /// leaving it, without paying again). A Swiss event takes entries until it starts; an
+    /// arena until its time is up.
+    JoinTournament {
+        /// The tournament.
+        tournament: TournamentId,
+        /// Whether the actor's account is a bot. The server sets it from the account (an
+        /// agent says so when it logs in), never from what a request says.
+        bot: bool,
+    },
+    /// Leave a tournament: before it starts, with the fee refunded; after, withdrawn from
+    /// the pairings, keeping the score so far (the fee stays in the pool).
+    LeaveTournament {
+        /// The tournament.
+        tournament: TournamentId,
+    },
+    /// Pause (not be paired until resumed) or resume in a running tournament.
+    PauseTournament {
+        /// The tournament.
+        tournament: TournamentId,
+        /// Pause or resume.
+        paused: bool,
+    },
+    /// Call off a tournament that has not finished, refunding every fee. The owner or the
+    /// tournament's organizer may.
+    CancelTournament {
+        /// The tournament.
+        tournament: TournamentId,
+    },
 }
 
 impl Command {
@@ -232,6 +268,11 @@ impl Command {
             Command::CollectReserve => "collect_reserve",
             Command::Tick => "tick",
             Command::AttemptPuzzle { .. } => "attempt_puzzle",
+            Command::CreateTournament { .. } => "create_tournament",
+            Command::JoinTournament { .. } => "join_tournament",
+            Command::LeaveTournament { .. } => "leave_tournament",
+            Command::PauseTournament { .. } => "pause_tournament",
+            Command::CancelTournament { .. } => "cancel_tournament",
         }
     }
 }

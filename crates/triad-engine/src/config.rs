@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Address, EndReason};
+use crate::{Address, EndReason, TournamentRules};
 
 /// A fraction in basis points (1/10,000).
 pub type Bps = u32;
@@ -131,6 +131,9 @@ pub struct Config {
     /// How long a finished match stays in memory (for rematches and queries) before only
     /// the event log holds it.
     pub finished_retention_ms: u64,
+    /// The tournament settings.
+    #[serde(default)]
+    pub tournaments: TournamentRules,
 }
 
 impl Config {
@@ -149,6 +152,7 @@ impl Config {
             max_stake: 1_000_000_000_000_000_000,
             idempotency_window_ms: 24 * 60 * 60 * 1000,
             finished_retention_ms: 15 * 60 * 1000,
+            tournaments: TournamentRules::default(),
         }
     }
 }

@@ -5,6 +5,7 @@ use core::fmt;
 use triad_rules::MoveError;
 
 use crate::MatchId;
+use crate::tournament::TournamentPhase;
 
 /// Why a command was refused. Nothing changed.
 ///
@@ -114,6 +115,50 @@ pub enum EngineError {
     },
     /// 131: the line neither solves nor fails the puzzle yet.
     PuzzleUndecided,
+    /// 132: no tournament has that id.
+    UnknownTournament,
+    /// 133: the tournament has finished or was cancelled.
+    TournamentClosed {
+        /// Which.
+        phase: TournamentPhase,
+    },
+    /// 134: a Swiss event takes entries only until it starts.
+    TournamentStarted,
+    /// 135: the actor is already entered (and not withdrawn).
+    AlreadyEntered,
+    /// 136: the actor is not entered in the tournament.
+    NotEntered,
+    /// 137: the tournament is for people only, or for bots only.
+    EntryRestricted {
+        /// Whether it is for bots only (else people only).
+        bots_only: bool,
+    },
+    /// 138: the tournament has its most entrants.
+    TournamentFull {
+        /// Its limit.
+        max: u32,
+    },
+    /// 139: the tournament's spec breaks a rule.
+    InvalidTournament {
+        /// What to change.
+        why: &'static str,
+    },
+    /// 140: only the owner may create this tournament (a staked one, or any one when
+    /// players may not create tournaments).
+    CreationRestricted,
+    /// 141: too many tournaments are upcoming or running (over everyone, or created by
+    /// the actor).
+    TooManyTournaments {
+        /// The limit that was reached.
+        limit: u32,
+    },
+    /// 142: a tournament's game cannot be aborted or rematched.
+    TournamentGame,
+    /// 143: only the owner or the tournament's organizer may cancel it.
+    NotOrganizer,
+    /// 144: pausing needs a running tournament, and a change (pausing a paused entrant, or
+    /// resuming an active one, is refused).
+    NothingToPause,
 }
 
 impl From<MoveError> for EngineError {
@@ -124,7 +169,7 @@ impl From<MoveError> for EngineError {
 
 impl EngineError {
     /// One of each variant (with placeholder data), for tests and documentation.
-    pub const ALL: [EngineError; 38] = [
+    pub const ALL: [EngineError; 51] = [
         EngineError::Move(MoveError::GameOver),
         EngineError::Move(MoveError::InvalidPosition),
         EngineError::Move(MoveError::NotYourTurn),
@@ -171,6 +216,23 @@ impl EngineError {
         EngineError::UnknownPuzzle,
         EngineError::InvalidPuzzleLine { at: 0 },
         EngineError::PuzzleUndecided,
+        EngineError::UnknownTournament,
+        EngineError::TournamentClosed {
+            phase: TournamentPhase::Finished,
+        },
+        EngineError::TournamentStarted,
+        EngineError::AlreadyEntered,
+        EngineError::NotEntered,
+        EngineError::EntryRestricted { bots_only: false },
+        EngineError::TournamentFull { max: 2 },
+        EngineError::InvalidTournament {
+            why: "the name is empty",
+        },
+        EngineError::CreationRestricted,
+        EngineError::TooManyTournaments { limit: 1 },
+        EngineError::TournamentGame,
+        EngineError::NotOrganizer,
+        EngineError::NothingToPause,
     ];
 
     /// The stable numeric code.
@@ -210,6 +272,19 @@ impl EngineError {
             EngineError::UnknownPuzzle => 129,
             EngineError::InvalidPuzzleLine { .. } => 130,
             EngineError::PuzzleUndecided => 131,
+            EngineError::UnknownTournament => 132,
+            EngineError::TournamentClosed { .. } => 133,
+            EngineError::TournamentStarted => 134,
+            EngineError::AlreadyEntered => 135,
+            EngineError::NotEntered => 136,
+            EngineError::EntryRestricted { .. } => 137,
+            EngineError::TournamentFull { .. } => 138,
+            EngineError::InvalidTournament { .. } => 139,
+            EngineError::CreationRestricted => 140,
+            EngineError::TooManyTournaments { .. } => 141,
+            EngineError::TournamentGame => 142,
+            EngineError::NotOrganizer => 143,
+            EngineError::NothingToPause => 144,
         }
     }
 
@@ -250,6 +325,19 @@ impl EngineError {
             EngineError::UnknownPuzzle => "unknown_puzzle",
             EngineError::InvalidPuzzleLine { .. } => "invalid_puzzle_line",
             EngineError::PuzzleUndecided => "puzzle_undecided",
+            EngineError::UnknownTournament => "unknown_tournament",
+            EngineError::TournamentClosed { .. } => "tournament_closed",
+            EngineError::TournamentStarted => "tournament_started",
+            EngineError::AlreadyEntered => "already_entered",
+            EngineError::NotEntered => "not_entered",
+            EngineError::EntryRestricted { .. } => "entry_restricted",
+            EngineError::TournamentFull { .. } => "tournament_full",
+            EngineError::InvalidTournament { .. } => "invalid_tournament",
+            EngineError::CreationRestricted => "tournament_creation_restricted",
+            EngineError::TooManyTournaments { .. } => "too_many_tournaments",
+            EngineError::TournamentGame => "tournament_game",
+            EngineError::NotOrganizer => "not_organizer",
+            EngineError::NothingToPause => "nothing_to_pause",
         }
     }
 }
@@ -370,6 +458,48 @@ impl fmt::Display for EngineError {
             ),
             EngineError::PuzzleUndecided => f.write_str(
                 "the line neither solves nor fails the puzzle yet; play on until it is decided",
+            ),
+            EngineError::UnknownTournament => {
+                f.write_str("no tournament has that id; list the tournaments for their ids")
+            }
+            EngineError::TournamentClosed { phase } => write!(
+                f,
+                "this tournament is {}; look for an upcoming or running one",
+                phase.name()
+            ),
+            EngineError::TournamentStarted => f.write_str(
+                "this Swiss event has started and takes no more entries; join an upcoming one",
+            ),
+            EngineError::AlreadyEntered => f.write_str("you are already in this tournament"),
+            EngineError::NotEntered => f.write_str("you are not in this tournament; join it first"),
+            EngineError::EntryRestricted { bots_only: true } => {
+                f.write_str("this tournament is for bots only; enter with an agent's account")
+            }
+            EngineError::EntryRestricted { bots_only: false } => f.write_str(
+                "this tournament is for people only; bots may enter the ones open to them",
+            ),
+            EngineError::TournamentFull { max } => write!(
+                f,
+                "this tournament has its {max} players; join another one"
+            ),
+            EngineError::InvalidTournament { why } => {
+                write!(f, "the tournament cannot be created: {why}; change it and try again")
+            }
+            EngineError::CreationRestricted => f.write_str(
+                "only the owner may create this tournament (staked ones always; free ones unless players may create them)",
+            ),
+            EngineError::TooManyTournaments { limit } => write!(
+                f,
+                "{limit} tournaments are already upcoming or running; wait for one to end"
+            ),
+            EngineError::TournamentGame => f.write_str(
+                "a tournament game cannot be aborted or rematched; play it out or forfeit it",
+            ),
+            EngineError::NotOrganizer => {
+                f.write_str("only the owner or the tournament's organizer may cancel it")
+            }
+            EngineError::NothingToPause => f.write_str(
+                "nothing to change: pause a running tournament you are active in, or resume one you paused",
             ),
         }
     }

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use triad_rules::{Cell, CellSet, GameKind, Mark, Player};
 use triad_solver::puzzles::PuzzleId;
 
+use crate::tournament::{TournamentId, TournamentSpec};
 use crate::{Address, Command, IdempotencyKey, Level, MatchId, MoveSignature, StartChoice};
 
 /// One of the two seats of a match.
@@ -41,6 +42,13 @@ pub enum Origin {
     Rematch {
         /// The match it follows.
         of: MatchId,
+    },
+    /// Paired by a tournament.
+    Tournament {
+        /// The tournament.
+        tournament: TournamentId,
+        /// The Swiss round, or the arena's pairing wave, from 1.
+        round: u32,
     },
 }
 
@@ -108,6 +116,8 @@ pub enum Account {
     Escrow(MatchId),
     /// The house reserve, collected by the owner.
     Reserve,
+    /// A tournament's pool: its entry fees until the prizes are paid.
+    Pool(TournamentId),
 }
 
 /// Why money moved.
@@ -128,6 +138,10 @@ pub enum TransferReason {
     ReserveShare,
     /// The owner collected the reserve.
     Collect,
+    /// A tournament's entry fee went into its pool.
+    EntryFee,
+    /// A tournament's prize for a final rank.
+    Prize,
 }
 
 /// A double-entry transfer.
@@ -270,6 +284,101 @@ pub enum EventKind {
         /// Whether the line solved it.
         solved: bool,
     },
+    /// A tournament was created; it takes entries until it starts.
+    TournamentCreated {
+        /// The new tournament.
+        tournament: TournamentId,
+        /// Who created it.
+        organizer: Address,
+        /// What they chose.
+        spec: TournamentSpec,
+    },
+    /// A player entered a tournament (or came back to it); the fee follows as a transfer
+    /// into the pool, unless they had already paid it.
+    TournamentJoined {
+        /// The tournament.
+        tournament: TournamentId,
+        /// Who.
+        player: Address,
+        /// Whether the account is a bot.
+        bot: bool,
+    },
+    /// A player left a tournament: before the start, refunded (a transfer follows); after,
+    /// withdrawn, keeping their score.
+    TournamentLeft {
+        /// The tournament.
+        tournament: TournamentId,
+        /// Who.
+        player: Address,
+    },
+    /// A player paused (is not paired) or resumed.
+    TournamentPaused {
+        /// The tournament.
+        tournament: TournamentId,
+        /// Who.
+        player: Address,
+        /// Paused or resumed.
+        paused: bool,
+    },
+    /// A tournament started.
+    TournamentStarted {
+        /// The tournament.
+        tournament: TournamentId,
+    },
+    /// A Swiss round or an arena wave was paired: its games follow as `GameStarted` events
+    /// with [`Origin::Tournament`].
+    TournamentRound {
+        /// The tournament.
+        tournament: TournamentId,
+        /// The round or wave, from 1.
+        round: u32,
+        /// Who sits this Swiss round out with a bye (worth a win).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bye: Option<Address>,
+    },
+    /// A tournament ended: its standings are final, and its prizes follow as transfers
+    /// from the pool, the rest to the reserve.
+    TournamentFinished {
+        /// The tournament.
+        tournament: TournamentId,
+        /// Who ranked first, if anyone played.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        winner: Option<Address>,
+    },
+    /// A tournament was called off: every fee is refunded by the transfers that follow.
+    TournamentCancelled {
+        /// The tournament.
+        tournament: TournamentId,
+    },
+}
+
+impl EventKind {
+    /// The stable snake_case name of the kind (the `type` of its JSON).
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        match self {
+            EventKind::ChallengeIssued { .. } => "challenge_issued",
+            EventKind::ChallengeAccepted { .. } => "challenge_accepted",
+            EventKind::ChallengeDeclined { .. } => "challenge_declined",
+            EventKind::ChallengeExpired { .. } => "challenge_expired",
+            EventKind::Queued { .. } => "queued",
+            EventKind::GameStarted { .. } => "game_started",
+            EventKind::Moved { .. } => "moved",
+            EventKind::MatchAborted { .. } => "match_aborted",
+            EventKind::GameEnded { .. } => "game_ended",
+            EventKind::RematchOffered { .. } => "rematch_offered",
+            EventKind::Transferred { .. } => "transferred",
+            EventKind::PuzzleAttempted { .. } => "puzzle_attempted",
+            EventKind::TournamentCreated { .. } => "tournament_created",
+            EventKind::TournamentJoined { .. } => "tournament_joined",
+            EventKind::TournamentLeft { .. } => "tournament_left",
+            EventKind::TournamentPaused { .. } => "tournament_paused",
+            EventKind::TournamentStarted { .. } => "tournament_started",
+            EventKind::TournamentRound { .. } => "tournament_round",
+            EventKind::TournamentFinished { .. } => "tournament_finished",
+            EventKind::TournamentCancelled { .. } => "tournament_cancelled",
+        }
+    }
 }
 
 /// The record that a command with an idempotency key was applied: attached to the last
@@ -316,7 +425,41 @@ impl Event {
             | EventKind::GameEnded { match_id, .. }
             | EventKind::RematchOffered { match_id, .. } => Some(*match_id),
             EventKind::Transferred { match_id, .. } => *match_id,
-            EventKind::PuzzleAttempted { .. } => None,
+            EventKind::PuzzleAttempted { .. }
+            | EventKind::TournamentCreated { .. }
+            | EventKind::TournamentJoined { .. }
+            | EventKind::TournamentLeft { .. }
+            | EventKind::TournamentPaused { .. }
+            | EventKind::TournamentStarted { .. }
+            | EventKind::TournamentRound { .. }
+            | EventKind::TournamentFinished { .. }
+            | EventKind::TournamentCancelled { .. } => None,
+        }
+    }
+
+    /// The tournament the event concerns, if any: its own events, its games' starts and
+    /// the transfers in and out of its pool. (A game's later events name only the match;
+    /// its [`Origin`] names the tournament.)
+    #[must_use]
+    pub fn tournament_id(&self) -> Option<TournamentId> {
+        match &self.kind {
+            EventKind::TournamentCreated { tournament, .. }
+            | EventKind::TournamentJoined { tournament, .. }
+            | EventKind::TournamentLeft { tournament, .. }
+            | EventKind::TournamentPaused { tournament, .. }
+            | EventKind::TournamentStarted { tournament }
+            | EventKind::TournamentRound { tournament, .. }
+            | EventKind::TournamentFinished { tournament, .. }
+            | EventKind::TournamentCancelled { tournament } => Some(*tournament),
+            EventKind::GameStarted {
+                origin: Origin::Tournament { tournament, .. },
+                ..
+            } => Some(*tournament),
+            EventKind::Transferred { transfer, .. } => match (transfer.from, transfer.to) {
+                (Account::Pool(t), _) | (_, Account::Pool(t)) => Some(t),
+                _ => None,
+            },
+            _ => None,
         }
     }
 }

@@ -52,7 +52,6 @@ mod ledger;
 mod matches;
 pub mod notation;
 mod stats;
-/// Tournaments: arenas and Swiss events.
 pub mod tournament;
 
 pub use address::{Address, IdempotencyKey, InvalidAddress, MatchId};
@@ -68,3 +67,6 @@ pub use event::{
 pub use ledger::Ledger;
 pub use matches::{Challenge, Deadline, DeadlineKind, Match, MatchResult, Phase, RatingChange};
 pub use stats::{PlayerStats, PuzzleRecord, Rating};
+pub use tournament::{
+    Entry, Format, Tournament, TournamentId, TournamentPhase, TournamentRules, TournamentSpec,
+};

@@ -237,6 +237,12 @@ impl Match {
                 kind: DeadlineKind::ChallengeExpires,
             }),
             _ if self.against_computer() => None,
+            // A tournament game's first move is due like any other: the first player who
+            // does not make it loses (the pairing stands; nothing is refunded).
+            Phase::Ready if matches!(self.origin, Origin::Tournament { .. }) => Some(Deadline {
+                at_ms: self.time_over_at_ms(config),
+                kind: DeadlineKind::Timeout,
+            }),
             Phase::Ready => Some(Deadline {
                 at_ms: self.time_over_at_ms(config),
                 kind: DeadlineKind::Abort,

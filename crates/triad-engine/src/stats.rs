@@ -102,6 +102,9 @@ pub struct PlayerStats {
     pub draws: u32,
     /// The Glicko-2 rating.
     pub rating: Rating,
+    /// Tournaments won (ranked first at the end).
+    #[serde(default)]
+    pub tournament_wins: u32,
 }
 
 impl PlayerStats {

@@ -9,7 +9,10 @@ mod common;
 use std::collections::BTreeSet;
 
 use common::*;
-use triad_engine::{Address, Command, EngineError, Level, MatchId, StartChoice, Terms};
+use triad_engine::{
+    Address, Command, EngineError, Entry, EventKind, Format, Level, MatchId, StartChoice, Terms,
+    TournamentId, TournamentSpec,
+};
 use triad_rules::{Mark, MoveError, Player};
 use triad_solver::puzzles::{self, Goal, PuzzleId};
 
@@ -67,6 +70,53 @@ fn match_commands(id: MatchId) -> Vec<Command> {
         Command::Abort { match_id: id },
         Command::Rematch { match_id: id },
     ]
+}
+
+/// A free Swiss event of two rounds for at most `max` players, starting at 60 s.
+fn cup(max: u32) -> TournamentSpec {
+    TournamentSpec {
+        name: "Cup".into(),
+        game: TTT,
+        format: Format::Swiss { rounds: 2 },
+        starts_at_ms: 60_000,
+        entry: Entry::Everyone,
+        entry_fee: 0,
+        prizes_bps: Vec::new(),
+        max_players: max,
+    }
+}
+
+/// Creates a tournament as the owner.
+fn open_cup(t: &mut Table, spec: TournamentSpec) -> TournamentId {
+    match t.ok(OWNER, Command::CreateTournament { spec }).events[0].kind {
+        EventKind::TournamentCreated { tournament, .. } => tournament,
+        ref other => panic!("{other:?}"),
+    }
+}
+
+fn enter(tournament: TournamentId) -> Command {
+    Command::JoinTournament {
+        tournament,
+        bot: false,
+    }
+}
+
+/// A started two-player cup and its first game.
+fn started_cup(t: &mut Table) -> (TournamentId, MatchId) {
+    let id = open_cup(t, cup(2));
+    t.ok(ALICE, enter(id));
+    t.ok(BOB, enter(id));
+    t.at(60_000);
+    t.ok(OWNER, Command::Tick);
+    let game = *t
+        .engine
+        .tournament(id)
+        .unwrap()
+        .playing
+        .keys()
+        .next()
+        .unwrap();
+    (id, game)
 }
 
 code_tests! {
@@ -486,6 +536,124 @@ code_tests! {
         vec![
             t.expect_err(ALICE, Command::AttemptPuzzle { puzzle: p.id(), line: Vec::new() }, 131),
             t.expect_err(ALICE, Command::AttemptPuzzle { puzzle: p.id(), line: opening }, 131),
+        ]
+    }
+
+    132 code_132_unknown_tournament {
+        let mut t = Table::new();
+        let nowhere = TournamentId(9);
+        vec![
+            t.expect_err(ALICE, enter(nowhere), 132),
+            t.expect_err(ALICE, Command::LeaveTournament { tournament: nowhere }, 132),
+            t.expect_err(ALICE, Command::PauseTournament { tournament: nowhere, paused: true }, 132),
+            t.expect_err(OWNER, Command::CancelTournament { tournament: nowhere }, 132),
+        ]
+    }
+
+    133 code_133_tournament_closed {
+        let mut t = Table::new();
+        let id = open_cup(&mut t, cup(4));
+        t.ok(OWNER, Command::CancelTournament { tournament: id });
+        vec![
+            t.expect_err(ALICE, enter(id), 133),
+            t.expect_err(OWNER, Command::CancelTournament { tournament: id }, 133),
+        ]
+    }
+
+    134 code_134_tournament_started {
+        let mut t = Table::new();
+        let (id, _) = started_cup(&mut t);
+        vec![t.expect_err(CAROL, enter(id), 134)]
+    }
+
+    135 code_135_already_entered {
+        let mut t = Table::new();
+        let id = open_cup(&mut t, cup(4));
+        t.ok(ALICE, enter(id));
+        vec![t.expect_err(ALICE, enter(id), 135)]
+    }
+
+    136 code_136_not_entered {
+        let mut t = Table::new();
+        let id = open_cup(&mut t, cup(4));
+        vec![
+            t.expect_err(ALICE, Command::LeaveTournament { tournament: id }, 136),
+            t.expect_err(ALICE, Command::PauseTournament { tournament: id, paused: true }, 136),
+        ]
+    }
+
+    137 code_137_entry_restricted {
+        let mut t = Table::new();
+        let id = open_cup(&mut t, TournamentSpec { entry: Entry::People, ..cup(4) });
+        let bots = open_cup(&mut t, TournamentSpec { entry: Entry::Bots, ..cup(4) });
+        vec![
+            t.expect_err(ALICE, Command::JoinTournament { tournament: id, bot: true }, 137),
+            t.expect_err(ALICE, enter(bots), 137),
+        ]
+    }
+
+    138 code_138_tournament_full {
+        let mut t = Table::new();
+        let id = open_cup(&mut t, cup(2));
+        t.ok(ALICE, enter(id));
+        t.ok(BOB, enter(id));
+        vec![t.expect_err(CAROL, enter(id), 138)]
+    }
+
+    139 code_139_invalid_tournament {
+        let mut t = Table::new();
+        let unnamed = TournamentSpec { name: String::new(), ..cup(4) };
+        let past = TournamentSpec { starts_at_ms: 0, ..cup(4) };
+        t.at(1);
+        vec![
+            t.expect_err(OWNER, Command::CreateTournament { spec: unnamed }, 139),
+            t.expect_err(OWNER, Command::CreateTournament { spec: past }, 139),
+        ]
+    }
+
+    140 code_140_creation_restricted {
+        let mut t = Table::new();
+        let mut u = Table::with(|c| c.tournaments.players_may_create = true);
+        let staked = TournamentSpec { entry_fee: 1, ..cup(4) };
+        vec![
+            t.expect_err(ALICE, Command::CreateTournament { spec: cup(4) }, 140),
+            u.expect_err(ALICE, Command::CreateTournament { spec: staked }, 140),
+        ]
+    }
+
+    141 code_141_too_many_tournaments {
+        let mut t = Table::with(|c| {
+            c.tournaments.players_may_create = true;
+            c.tournaments.max_open = 3;
+        });
+        t.ok(ALICE, Command::CreateTournament { spec: cup(4) });
+        t.ok(ALICE, Command::CreateTournament { spec: cup(4) });
+        let per_player = t.expect_err(ALICE, Command::CreateTournament { spec: cup(4) }, 141);
+        t.ok(BOB, Command::CreateTournament { spec: cup(4) });
+        let in_all = t.expect_err(OWNER, Command::CreateTournament { spec: cup(4) }, 141);
+        vec![per_player, in_all]
+    }
+
+    142 code_142_tournament_game {
+        let mut t = Table::new();
+        let (_, game) = started_cup(&mut t);
+        let abort = t.expect_err(ALICE, Command::Abort { match_id: game }, 142);
+        t.ok(ALICE, Command::Forfeit { match_id: game });
+        vec![abort, t.expect_err(BOB, Command::Rematch { match_id: game }, 142)]
+    }
+
+    143 code_143_not_organizer {
+        let mut t = Table::new();
+        let id = open_cup(&mut t, cup(4));
+        t.ok(ALICE, enter(id));
+        vec![t.expect_err(ALICE, Command::CancelTournament { tournament: id }, 143)]
+    }
+
+    144 code_144_nothing_to_pause {
+        let mut t = Table::new();
+        let (id, _) = started_cup(&mut t);
+        vec![
+            t.expect_err(ALICE, Command::PauseTournament { tournament: id, paused: false }, 144),
         ]
     }
 }

@@ -17,7 +17,7 @@ use std::{
 
 use axum::extract::ws::Utf8Bytes;
 use tokio::sync::{Notify, mpsc};
-use triad_engine::{Account, Address, Engine, Event, EventKind, Seat};
+use triad_engine::{Account, Address, Engine, Event, EventKind, Origin, Seat};
 
 use crate::store::Encoded;
 
@@ -115,6 +115,26 @@ pub fn topics(event: &Event, engine: &Engine) -> Vec<String> {
         }
         EventKind::PuzzleAttempted { player, .. } => inbox.push(*player),
         EventKind::Moved { .. } => {}
+        EventKind::TournamentJoined { player, .. }
+        | EventKind::TournamentLeft { player, .. }
+        | EventKind::TournamentPaused { player, .. } => inbox.push(*player),
+        EventKind::TournamentRound { bye, .. } => inbox.extend(*bye),
+        EventKind::TournamentCreated { .. }
+        | EventKind::TournamentStarted { .. }
+        | EventKind::TournamentFinished { .. }
+        | EventKind::TournamentCancelled { .. } => out.push("tournaments".to_owned()),
+    }
+    // A tournament's own events, its games' starts and ends, and its pool's transfers also
+    // go to the tournament's topic.
+    let tournament = event.tournament_id().or_else(|| match &event.kind {
+        EventKind::GameEnded { match_id, .. } => match engine.match_(*match_id)?.origin {
+            Origin::Tournament { tournament, .. } => Some(tournament),
+            _ => None,
+        },
+        _ => None,
+    });
+    if let Some(t) = tournament {
+        out.push(format!("tournament:{t}"));
     }
     let mut seen = HashSet::new();
     for a in inbox {

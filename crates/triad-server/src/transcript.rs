@@ -701,6 +701,8 @@ fn reason_name(reason: TransferReason) -> &'static str {
         TransferReason::Refund => "refund",
         TransferReason::ReserveShare => "reserve share",
         TransferReason::Collect => "collection",
+        TransferReason::EntryFee => "entry fee",
+        TransferReason::Prize => "prize",
     }
 }
 
@@ -710,6 +712,7 @@ fn account_name(account: &Account) -> String {
         Account::Player(a) => a.to_string(),
         Account::Escrow(id) => format!("the escrow of match {id}"),
         Account::Reserve => "the reserve".to_owned(),
+        Account::Pool(id) => format!("the pool of tournament {id}"),
     }
 }
 
@@ -784,6 +787,17 @@ impl Replay {
             EventKind::PuzzleAttempted { .. } => Err((
                 "type",
                 "is a puzzle attempt, which belongs to no match".to_owned(),
+            )),
+            EventKind::TournamentCreated { .. }
+            | EventKind::TournamentJoined { .. }
+            | EventKind::TournamentLeft { .. }
+            | EventKind::TournamentPaused { .. }
+            | EventKind::TournamentStarted { .. }
+            | EventKind::TournamentRound { .. }
+            | EventKind::TournamentFinished { .. }
+            | EventKind::TournamentCancelled { .. } => Err((
+                "type",
+                "is a tournament's event, which belongs to no match".to_owned(),
             )),
         }
     }

@@ -10,6 +10,8 @@ use crate::{
 
 use super::index::{clock_deadline, reindex, reindex_challenge};
 use super::{Engine, IdempotencyEntry};
+use crate::tournament::pairing::Pairing;
+use crate::tournament::{EntrantStatus, Tournament, TournamentId, TournamentPhase};
 
 impl Engine {
     /// Applies one event: the only way the state changes. [`execute`](Engine::execute)
@@ -79,7 +81,9 @@ impl Engine {
                 seats,
                 origin,
             } => {
-                if let Origin::Computer | Origin::Rematch { .. } = origin {
+                if let Origin::Computer | Origin::Rematch { .. } | Origin::Tournament { .. } =
+                    origin
+                {
                     let host = seats.iter().find_map(Seat::address).expect("a human plays");
                     self.create(match_id, game, stake, host, origin, now);
                 }
@@ -111,6 +115,22 @@ impl Engine {
                         previous.is_none() || previous == Some(match_id),
                         "one active match per address"
                     );
+                }
+                if let Origin::Tournament { tournament, .. } = origin {
+                    let t = self
+                        .tournaments
+                        .get_mut(&tournament)
+                        .expect("a known tournament");
+                    assert_eq!(
+                        t.phase,
+                        TournamentPhase::Running,
+                        "a running tournament pairs"
+                    );
+                    let [first, second] = seats.map(|s| {
+                        let address = s.address().expect("tournament seats are people's");
+                        t.entrant(address).expect("an entrant plays")
+                    });
+                    t.playing.insert(match_id, Pairing { first, second });
                 }
             }
             &EventKind::Moved {
@@ -179,6 +199,110 @@ impl Engine {
                 self.puzzlers.insert(player, by);
                 self.puzzles.insert(puzzle, of);
             }
+            EventKind::TournamentCreated {
+                tournament,
+                organizer,
+                spec,
+            } => {
+                assert_eq!(
+                    tournament.0, self.next_tournament,
+                    "tournament ids in order"
+                );
+                self.next_tournament += 1;
+                let t = Tournament::new(*tournament, spec.clone(), *organizer, now);
+                self.tournaments.insert(*tournament, t);
+                self.open_tournaments.insert(*tournament);
+            }
+            &EventKind::TournamentJoined {
+                tournament,
+                player,
+                bot,
+            } => {
+                let rating = self.stats(player).rating.rating;
+                #[expect(
+                    clippy::cast_possible_truncation,
+                    clippy::cast_sign_loss,
+                    reason = "a rating is a few thousand points, rounded and clamped"
+                )]
+                let rating = rating.round().clamp(0.0, f64::from(u32::MAX)) as u32;
+                let t = self.open_tournament(tournament);
+                t.join(player, bot, rating);
+            }
+            &EventKind::TournamentLeft { tournament, player } => {
+                let t = self.open_tournament(tournament);
+                let status = if t.phase == TournamentPhase::Upcoming {
+                    EntrantStatus::Refunded
+                } else {
+                    EntrantStatus::Withdrawn
+                };
+                t.set_status(player, status);
+            }
+            &EventKind::TournamentPaused {
+                tournament,
+                player,
+                paused,
+            } => {
+                let t = self.open_tournament(tournament);
+                let status = if paused {
+                    EntrantStatus::Paused
+                } else {
+                    EntrantStatus::Active
+                };
+                t.set_status(player, status);
+            }
+            &EventKind::TournamentStarted { tournament } => {
+                let t = self.open_tournament(tournament);
+                assert_eq!(
+                    t.phase,
+                    TournamentPhase::Upcoming,
+                    "a tournament starts once"
+                );
+                t.phase = TournamentPhase::Running;
+                t.started_ms = Some(now);
+                t.last_change_ms = now;
+            }
+            &EventKind::TournamentRound {
+                tournament,
+                round,
+                bye,
+            } => {
+                let t = self.open_tournament(tournament);
+                assert_eq!(t.phase, TournamentPhase::Running);
+                assert_eq!(round, t.round + 1, "rounds in order");
+                t.round = round;
+                t.last_change_ms = now;
+                if let Some(player) = bye {
+                    let e = t.entrant(player).expect("an entrant has the bye");
+                    t.records[e as usize].byes += 1;
+                }
+            }
+            &EventKind::TournamentFinished { tournament, winner } => {
+                let t = self.open_tournament(tournament);
+                assert_eq!(
+                    t.phase,
+                    TournamentPhase::Running,
+                    "a running tournament finishes"
+                );
+                t.playing.clear();
+                t.prizes = t.prizes_now();
+                let first = t.standings().first().map(|s| t.info(s.entrant).address);
+                assert_eq!(winner, first, "the winner ranks first");
+                t.phase = TournamentPhase::Finished;
+                t.ended_ms = Some(now);
+                self.open_tournaments.remove(&tournament);
+                if let Some(w) = winner {
+                    let mut stats = self.stats(w);
+                    stats.tournament_wins = stats.tournament_wins.saturating_add(1);
+                    self.stats.insert(w, stats);
+                }
+            }
+            &EventKind::TournamentCancelled { tournament } => {
+                let t = self.open_tournament(tournament);
+                t.playing.clear();
+                t.phase = TournamentPhase::Cancelled;
+                t.ended_ms = Some(now);
+                self.open_tournaments.remove(&tournament);
+            }
         }
         if let Some(id) = touched {
             let deadline_after = self.indexed_deadline(id);
@@ -201,6 +325,13 @@ impl Engine {
         if let Some(log) = &mut self.log.0 {
             log.push(event.clone());
         }
+    }
+
+    /// An upcoming or running tournament, for an event about it.
+    fn open_tournament(&mut self, id: TournamentId) -> &mut Tournament {
+        let t = self.tournaments.get_mut(&id).expect("a known tournament");
+        assert!(t.phase.is_open(), "tournament {id} is open");
+        t
     }
 
     fn create(
@@ -272,6 +403,16 @@ impl Engine {
         self.live.remove(&id);
         self.finished_order.push_back((now, id));
         let m = &self.matches[&id];
+        if let Origin::Tournament { tournament, .. } = m.origin {
+            assert!(reason.was_played(), "a tournament game is played out");
+            let t = self
+                .tournaments
+                .get_mut(&tournament)
+                .expect("a known tournament");
+            // A game that ends after its tournament (an arena's time was up) counts for
+            // nothing there: `record` knows only the games still being played.
+            t.record(id, winner.map(|w| w == Player::First), now);
+        }
         // The hall of fame and the ratings count played games between two people.
         if let (true, Some([Seat::Human(a), Seat::Human(b)])) = (reason.was_played(), m.seats) {
             let (mut sa, mut sb) = (self.stats(a), self.stats(b));

@@ -4,7 +4,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use triad_solver::puzzles::PuzzleId;
 
-use crate::{Account, Address, MatchId, Origin, Phase};
+use crate::tournament::Tournament;
+use crate::tournament::pairing::{DRAW, Entrant, WIN};
+use crate::{Account, Address, MatchId, Origin, Phase, Seat};
 
 use super::Engine;
 
@@ -115,7 +117,84 @@ impl Engine {
                 return Err(format!("{address:?} won or drew more games than played"));
             }
         }
-        self.audit_puzzles()
+        self.audit_puzzles()?;
+        self.audit_tournaments()
+    }
+
+    /// Every tournament's pool holds exactly its fees while it is open and nothing after;
+    /// the open set is the open tournaments; every game being played is a live match of the
+    /// tournament's between its pairing's entrants, and nobody plays two at once; every
+    /// game is on both players' records; and the Swiss scores sum to the games played
+    /// (each game gives out two points, each bye two).
+    fn audit_tournaments(&self) -> Result<(), String> {
+        for (account, balance) in self.ledger.accounts() {
+            if let Account::Pool(id) = account
+                && self.tournaments.get(&id).map(Tournament::pool) != Some(balance)
+            {
+                return Err(format!(
+                    "tournament {id}'s pool holds {balance}, not its fees"
+                ));
+            }
+        }
+        for (&id, t) in &self.tournaments {
+            if t.phase.is_open() != self.open_tournaments.contains(&id) {
+                return Err(format!(
+                    "tournament {id} is {} but the open set says otherwise",
+                    t.phase.name()
+                ));
+            }
+            let pool = self.ledger.balance(Account::Pool(id));
+            if pool != t.pool() {
+                return Err(format!(
+                    "tournament {id}'s pool holds {pool}, its fees are {}",
+                    t.pool()
+                ));
+            }
+            let mut seated = BTreeSet::new();
+            for (&match_id, p) in &t.playing {
+                let m = self
+                    .matches
+                    .get(&match_id)
+                    .filter(|_| self.live.contains(&match_id))
+                    .ok_or(format!(
+                        "tournament {id} plays match {match_id}, which is not live"
+                    ))?;
+                let seats = [p.first, p.second].map(|e| Seat::Human(t.info(e).address));
+                if !matches!(m.origin, Origin::Tournament { tournament, .. } if tournament == id)
+                    || m.seats != Some(seats)
+                {
+                    return Err(format!("match {match_id} is not tournament {id}'s pairing"));
+                }
+                if !seated.insert(p.first) || !seated.insert(p.second) {
+                    return Err(format!(
+                        "an entrant of tournament {id} plays two games at once"
+                    ));
+                }
+            }
+            let mut games: BTreeMap<(Entrant, Entrant), i64> = BTreeMap::new();
+            let (mut points, mut played, mut byes) = (0u64, 0u64, 0u64);
+            for (e, r) in (0..).zip(&t.records) {
+                for g in &r.games {
+                    *games
+                        .entry((e.min(g.opponent), e.max(g.opponent)))
+                        .or_default() += if e < g.opponent { 1 } else { -1 };
+                }
+                points += u64::from(r.swiss_score());
+                played += r.games.len() as u64;
+                byes += u64::from(r.byes);
+            }
+            if let Some(((a, b), _)) = games.iter().find(|(_, n)| **n != 0) {
+                return Err(format!(
+                    "tournament {id}: entrants {a} and {b} have different records of their games"
+                ));
+            }
+            if points != played * u64::from(DRAW) + byes * u64::from(WIN) {
+                return Err(format!(
+                    "tournament {id}'s scores sum to {points}, not the games and byes it gave out"
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Every rated attempt is counted once for its player and once for its puzzle, and

@@ -6,17 +6,19 @@
 use std::collections::BTreeSet;
 
 use crate::{
-    Address, Config, Match, MatchId, Phase,
+    Address, Config, Match, MatchId, Origin, Phase,
     matches::{Deadline, DeadlineKind},
 };
 
 use super::Engine;
 
 /// The deadline the clock's `Tick` enforces on a match: every kind but the move timeout,
-/// which only fires by itself with `automatic_timeouts` (otherwise the last mover claims it).
+/// which only fires by itself with `automatic_timeouts` (otherwise the last mover claims it)
+/// or in a tournament's game (whose round or wave must not wait on a claim).
 pub(super) fn clock_deadline(config: &Config, m: &Match) -> Option<Deadline> {
+    let automatic = config.automatic_timeouts || matches!(m.origin, Origin::Tournament { .. });
     m.deadline(config)
-        .filter(|d| d.kind != DeadlineKind::Timeout || config.automatic_timeouts)
+        .filter(|d| d.kind != DeadlineKind::Timeout || automatic)
 }
 
 /// Moves a match's entry in the deadline index from `before` to `after`.

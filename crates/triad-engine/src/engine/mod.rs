@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use triad_rules::GameKind;
 use triad_solver::puzzles::PuzzleId;
 
+use crate::tournament::{Tournament, TournamentId};
 use crate::{
     Address, Applied, Command, Config, EngineError, Envelope, Event, IdempotencyKey, Ledger, Match,
     MatchId, PlayerStats, PuzzleRecord,
@@ -134,8 +135,21 @@ pub struct Engine {
     /// Every (player, puzzle) with its one rated attempt made.
     #[serde(default)]
     rated_attempts: BTreeSet<(Address, PuzzleId)>,
+    /// Every tournament, by id (they are few: creating one is bounded per player and in
+    /// all, see [`TournamentRules`](crate::TournamentRules)).
+    #[serde(default)]
+    tournaments: BTreeMap<TournamentId, Tournament>,
+    /// The tournaments upcoming or running, which the clock's `Tick` looks at.
+    #[serde(default)]
+    open_tournaments: BTreeSet<TournamentId>,
+    #[serde(default = "first_id")]
+    next_tournament: u64,
     #[serde(skip)]
     log: KeptLog,
+}
+
+fn first_id() -> u64 {
+    1
 }
 
 /// The optional in-memory log of [`Engine::with_log`]. Not part of the state: it compares
@@ -182,6 +196,9 @@ impl Engine {
             puzzles: BTreeMap::new(),
             puzzlers: BTreeMap::new(),
             rated_attempts: BTreeSet::new(),
+            tournaments: BTreeMap::new(),
+            open_tournaments: BTreeSet::new(),
+            next_tournament: first_id(),
             log: KeptLog(None),
         }
     }
@@ -321,6 +338,17 @@ impl Engine {
             }
             Command::AttemptPuzzle { puzzle, ref line } => {
                 self.attempt_puzzle(actor, puzzle, line, b)
+            }
+            Command::CreateTournament { ref spec } => self.create_tournament(actor, spec, b),
+            Command::JoinTournament { tournament, bot } => {
+                self.join_tournament(actor, tournament, bot, b)
+            }
+            Command::LeaveTournament { tournament } => self.leave_tournament(actor, tournament, b),
+            Command::PauseTournament { tournament, paused } => {
+                self.pause_tournament(actor, tournament, paused, b)
+            }
+            Command::CancelTournament { tournament } => {
+                self.cancel_tournament(actor, tournament, b)
             }
         }
         .map(|()| None)

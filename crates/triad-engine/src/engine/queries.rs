@@ -6,11 +6,28 @@ use triad_rules::GameKind;
 
 use triad_solver::puzzles::PuzzleId;
 
+use crate::tournament::{Tournament, TournamentId};
 use crate::{Account, Address, Config, Ledger, Match, MatchId, Phase, PlayerStats, PuzzleRecord};
 
 use super::{Engine, Ranking};
 
 impl Engine {
+    /// A tournament.
+    #[must_use]
+    pub fn tournament(&self, id: TournamentId) -> Option<&Tournament> {
+        self.tournaments.get(&id)
+    }
+
+    /// Every tournament, newest first.
+    pub fn tournaments(&self) -> impl Iterator<Item = &Tournament> {
+        self.tournaments.values().rev()
+    }
+
+    /// The tournaments upcoming or running, in id order.
+    pub fn open_tournaments(&self) -> impl Iterator<Item = &Tournament> {
+        self.open_tournaments.iter().map(|id| &self.tournaments[id])
+    }
+
     /// The settings.
     #[must_use]
     pub fn config(&self) -> &Config {

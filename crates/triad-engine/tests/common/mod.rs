@@ -497,23 +497,7 @@ pub fn stake_in(id: MatchId, who: Address, amount: u128) -> Transfer {
 
 /// The names of the event kinds in a receipt, for compact assertions.
 pub fn kinds(events: &[Event]) -> Vec<&'static str> {
-    events
-        .iter()
-        .map(|e| match e.kind {
-            EventKind::ChallengeIssued { .. } => "challenge_issued",
-            EventKind::ChallengeAccepted { .. } => "challenge_accepted",
-            EventKind::ChallengeDeclined { .. } => "challenge_declined",
-            EventKind::ChallengeExpired { .. } => "challenge_expired",
-            EventKind::Queued { .. } => "queued",
-            EventKind::GameStarted { .. } => "game_started",
-            EventKind::Moved { .. } => "moved",
-            EventKind::MatchAborted { .. } => "match_aborted",
-            EventKind::GameEnded { .. } => "game_ended",
-            EventKind::RematchOffered { .. } => "rematch_offered",
-            EventKind::Transferred { .. } => "transferred",
-            EventKind::PuzzleAttempted { .. } => "puzzle_attempted",
-        })
-        .collect()
+    events.iter().map(|e| e.kind.name()).collect()
 }
 
 /// The seats a `GameStarted` in the receipt announced.

@@ -184,6 +184,7 @@ impl MatchView {
                 triad_engine::Origin::Challenge => "challenge",
                 triad_engine::Origin::Computer => "computer",
                 triad_engine::Origin::Rematch { .. } => "rematch",
+                triad_engine::Origin::Tournament { .. } => "tournament",
             },
             rematch_of: match m.origin {
                 triad_engine::Origin::Rematch { of } => Some(of.0),

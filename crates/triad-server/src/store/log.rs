@@ -316,24 +316,12 @@ fn origin_name(m: &Match) -> &'static str {
         triad_engine::Origin::Challenge => "challenge",
         triad_engine::Origin::Computer => "computer",
         triad_engine::Origin::Rematch { .. } => "rematch",
+        triad_engine::Origin::Tournament { .. } => "tournament",
     }
 }
 
 /// The stable snake_case name of an event kind.
 #[must_use]
 pub fn kind_name(kind: &EventKind) -> &'static str {
-    match kind {
-        EventKind::ChallengeIssued { .. } => "challenge_issued",
-        EventKind::ChallengeAccepted { .. } => "challenge_accepted",
-        EventKind::ChallengeDeclined { .. } => "challenge_declined",
-        EventKind::ChallengeExpired { .. } => "challenge_expired",
-        EventKind::Queued { .. } => "queued",
-        EventKind::GameStarted { .. } => "game_started",
-        EventKind::Moved { .. } => "moved",
-        EventKind::MatchAborted { .. } => "match_aborted",
-        EventKind::GameEnded { .. } => "game_ended",
-        EventKind::RematchOffered { .. } => "rematch_offered",
-        EventKind::Transferred { .. } => "transferred",
-        EventKind::PuzzleAttempted { .. } => "puzzle_attempted",
-    }
+    kind.name()
 }

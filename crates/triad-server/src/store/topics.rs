@@ -132,7 +132,15 @@ pub fn inbox_is_derived(kind: &EventKind) -> bool {
         EventKind::Queued { .. }
         | EventKind::Moved { .. }
         | EventKind::Transferred { .. }
-        | EventKind::PuzzleAttempted { .. } => false,
+        | EventKind::PuzzleAttempted { .. }
+        | EventKind::TournamentCreated { .. }
+        | EventKind::TournamentJoined { .. }
+        | EventKind::TournamentLeft { .. }
+        | EventKind::TournamentPaused { .. }
+        | EventKind::TournamentStarted { .. }
+        | EventKind::TournamentRound { .. }
+        | EventKind::TournamentFinished { .. }
+        | EventKind::TournamentCancelled { .. } => false,
     }
 }
 

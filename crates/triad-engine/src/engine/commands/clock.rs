@@ -1,4 +1,5 @@
-//! The clock: a `Tick` ends every match whose clock deadline has passed.
+//! The clock: a `Tick` ends every match whose clock deadline has passed, then moves the
+//! tournaments on (starts, rounds and waves, ends).
 
 use triad_rules::CellSet;
 
@@ -31,5 +32,7 @@ impl Engine {
                 }
             }
         }
+        // After the games: a game that just ended frees its players for an arena's wave.
+        self.tick_tournaments(b);
     }
 }

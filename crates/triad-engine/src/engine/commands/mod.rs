@@ -1,7 +1,8 @@
 //! The commands: each checks its preconditions against the state and either refuses with an
 //! [`EngineError`](crate::EngineError), changing nothing, or emits the events it causes.
 //! By family: how matches start (`start`), play and how matches end (`play`), money
-//! (`money`), the clock (`clock`), the solver's puzzles (`puzzle`); `emit` writes events,
+//! (`money`), the clock (`clock`), the solver's puzzles (`puzzle`), tournaments
+//! (`tournament`); `emit` writes events,
 //! transfers and settlements.
 
 mod clock;
@@ -10,6 +11,7 @@ mod money;
 mod play;
 mod puzzle;
 mod start;
+mod tournament;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;

@@ -151,6 +151,9 @@ impl Engine {
         if m.stake > 0 {
             return Err(EngineError::StakedAbort);
         }
+        if let Origin::Tournament { .. } = m.origin {
+            return Err(EngineError::TournamentGame);
+        }
         self.emit(
             b,
             EventKind::MatchAborted {
@@ -206,6 +209,9 @@ impl Engine {
             return Err(EngineError::RematchUnavailable);
         }
         let player = m.player_of(actor).ok_or(EngineError::NotAPlayer)?;
+        if let Origin::Tournament { .. } = m.origin {
+            return Err(EngineError::TournamentGame);
+        }
         if !played || m.rematch.is_some() {
             return Err(EngineError::RematchUnavailable);
         }
