@@ -9,7 +9,8 @@
 //! The layers, from the outside in: [`api`] only translates, requests into calls of the
 //! services below and their results back into answers; [`core::Core`] owns the engine,
 //! batches commands and commits each batch's events in one transaction before answering;
-//! [`relay::Relay`] is the agents' relay, [`sessions::Sessions`] logins and sessions;
+//! [`relay::Relay`] is the agents' relay, [`sessions::Sessions`] logins and sessions,
+//! [`profiles::Profiles`] players' display names and bot marks;
 //! [`store::Store`] is the event log, its projections and every other table (it runs every
 //! SQL statement); [`hub::Hub`] fans committed events out to WebSocket subscribers;
 //! [`cluster`] follows the other nodes on a shared database. [`web`] serves the web app,
@@ -24,6 +25,7 @@ pub mod core;
 pub mod hub;
 pub mod listen;
 pub mod picture;
+pub mod profiles;
 pub mod relay;
 pub mod sessions;
 pub mod store;
@@ -165,6 +167,7 @@ pub async fn start(mut settings: Settings) -> Result<Running, ServeError> {
         settings.session_ttl_ms,
     )
     .map_err(ServeError::Settings)?;
+    let profiles = Arc::new(profiles::Profiles::new(store.clone(), clock.clone()));
     let (core, core_task) = Core::start(engine, store.clone(), hub.clone(), clock);
     let relay = Arc::new(relay::Relay::new(core.clone(), store.clone(), hub.clone()));
     let openapi = api::openapi();
@@ -191,6 +194,7 @@ pub async fn start(mut settings: Settings) -> Result<Running, ServeError> {
         ),
         settings: Arc::new(settings),
         sessions: Arc::new(sessions),
+        profiles,
         metrics: prometheus(),
         openapi: Arc::new(openapi),
         relay,

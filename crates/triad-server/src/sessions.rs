@@ -108,6 +108,9 @@ pub struct LoginAttempt<'a> {
     pub signature: &'a str,
     /// The signature's scheme by name; `None` is Ed25519.
     pub scheme: Option<&'a str>,
+    /// The agent says it is a bot: the account is marked one, for good (a later login
+    /// without it leaves the mark: `profiles`).
+    pub bot: bool,
 }
 
 /// A session opened by a login.
@@ -350,6 +353,9 @@ impl Sessions {
             return Err(SessionError::UnknownChallenge);
         }
         let address = Address::from_bytes(message.address());
+        if attempt.bot {
+            self.store.mark_bot(address).await?;
+        }
         let token = random_hex::<32>()?;
         let expires = now.saturating_add(self.ttl_ms);
         let hash = token_hash(&token);

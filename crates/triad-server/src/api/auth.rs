@@ -79,6 +79,10 @@ pub struct LoginRequest {
     #[serde(default)]
     #[schema(value_type = String, example = "ed25519")]
     pub scheme: Option<String>,
+    /// `true` when an agent logs in: the account is marked a bot, for good (a later login
+    /// without it does not take the mark away). Agents must say so; people leave it out.
+    #[serde(default)]
+    pub bot: bool,
 }
 
 /// A session.
@@ -107,6 +111,7 @@ pub async fn login(
             public_key: &req.public_key,
             signature: &req.signature,
             scheme: req.scheme.as_deref(),
+            bot: req.bot,
         })
         .await?;
     // One line per login, within the client's log budget (logins are cheap to repeat).
@@ -156,6 +161,7 @@ pub async fn me(
     State(state): State<ApiState>,
     Authed(me): Authed,
 ) -> Result<Json<MeView>, ApiError> {
+    let profile = state.profiles.of(me).await?;
     let engine = state.core.read().await;
     let active = engine.active_match(me);
     Ok(Json(MeView {
@@ -166,6 +172,7 @@ pub async fn me(
             .and_then(|id| engine.match_(id))
             .map(|m| MatchView::new(m, engine.config())),
         stats: PlayerView::new(me, engine.stats(me), active.map(|m| m.0))
-            .with_puzzles(engine.puzzle_record_of_player(me)),
+            .with_puzzles(engine.puzzle_record_of_player(me))
+            .with_profile(profile),
     }))
 }

@@ -14,6 +14,7 @@ use triad_rules::MoveError;
 use crate::{
     bounds::{Refusal, Refused},
     core::CoreError,
+    profiles::{ProfileError, RENAMES_PER_WINDOW, name::NameError},
     relay::RelayError,
     sessions::SessionError,
     store::StoreError,
@@ -128,11 +129,20 @@ pub enum Api {
     NotationInconsistent,
     /// 242: the `after` of a puzzle page is not a puzzle's id.
     UnknownPuzzleCursor,
+    /// 260: the display name is not one a player may take (length, characters,
+    /// separators, an address's look).
+    InvalidDisplayName,
+    /// 261: the display name is reserved.
+    DisplayNameReserved,
+    /// 262: another player's display name is this one or looks like it.
+    DisplayNameTaken,
+    /// 263: too many renames in this window.
+    TooManyRenames,
 }
 
 impl Api {
     /// Every API error.
-    pub const ALL: [Api; 40] = [
+    pub const ALL: [Api; 44] = [
         Api::BadRequest,
         Api::Unauthorized,
         Api::InvalidToken,
@@ -173,6 +183,10 @@ impl Api {
         Api::NotationIllegalMove,
         Api::NotationInconsistent,
         Api::UnknownPuzzleCursor,
+        Api::InvalidDisplayName,
+        Api::DisplayNameReserved,
+        Api::DisplayNameTaken,
+        Api::TooManyRenames,
     ];
 
     /// Code, name, status and default message.
@@ -420,6 +434,30 @@ impl Api {
                 S::BAD_REQUEST,
                 "after is not a puzzle's id; pass the next_after of the previous page, or leave it out for the first",
             ),
+            Api::InvalidDisplayName => (
+                260,
+                "invalid_display_name",
+                S::UNPROCESSABLE_ENTITY,
+                "a display name has 3 to 20 of the letters A-Z and a-z, the digits 0-9, _ and -, starts and ends with a letter or a digit, and does not look like an address; choose another",
+            ),
+            Api::DisplayNameReserved => (
+                261,
+                "display_name_reserved",
+                S::UNPROCESSABLE_ENTITY,
+                "this display name is reserved; choose another",
+            ),
+            Api::DisplayNameTaken => (
+                262,
+                "display_name_taken",
+                S::CONFLICT,
+                "another player's name is this one or looks like it (case, 0/o, 1/l/i, 5/s, 2/z, 8/b, rn/m, vv/w and -/_ count as alike); choose another",
+            ),
+            Api::TooManyRenames => (
+                263,
+                "too_many_renames",
+                S::TOO_MANY_REQUESTS,
+                "you have changed your display name as often as you may for now; try again as Retry-After says",
+            ),
         }
     }
 }
@@ -605,6 +643,34 @@ impl From<SessionError> for ApiError {
                 ApiError::with_message(Api::StorageUnavailable, e.to_string())
             }
             SessionError::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<ProfileError> for ApiError {
+    fn from(e: ProfileError) -> Self {
+        match e {
+            ProfileError::Name(NameError::Reserved(_)) => {
+                ApiError::with_message(Api::DisplayNameReserved, format!("{e}"))
+            }
+            ProfileError::Name(e) => ApiError::with_message(
+                Api::InvalidDisplayName,
+                format!("{e}; choose another"),
+            ),
+            ProfileError::Taken(name) => ApiError::with_message(
+                Api::DisplayNameTaken,
+                format!(
+                    "another player's name is {name:?} or looks like it (case, 0/o, 1/l/i, 5/s, 2/z, 8/b, rn/m, vv/w and -/_ count as alike); choose another"
+                ),
+            ),
+            ProfileError::TooFrequent { retry_after_s } => ApiError::with_message(
+                Api::TooManyRenames,
+                format!(
+                    "you may change your display name {RENAMES_PER_WINDOW} times an hour; try again in {retry_after_s} s"
+                ),
+            )
+            .retry_after(retry_after_s),
+            ProfileError::Store(e) => e.into(),
         }
     }
 }

@@ -857,6 +857,7 @@ pub async fn get_player(
     Path(address): Path<String>,
 ) -> Result<Json<PlayerView>, ApiError> {
     let address = parse_address(&address)?;
+    let profile = state.profiles.of(address).await?;
     let engine = state.core.read().await;
     Ok(Json(
         PlayerView::new(
@@ -864,7 +865,8 @@ pub async fn get_player(
             engine.stats(address),
             engine.active_match(address).map(|m| m.0),
         )
-        .with_puzzles(engine.puzzle_record_of_player(address)),
+        .with_puzzles(engine.puzzle_record_of_player(address))
+        .with_profile(profile),
     ))
 }
 
@@ -904,11 +906,20 @@ pub async fn leaderboard(
             ));
         }
     };
-    let engine = state.core.read().await;
-    let players = engine
-        .leaderboard(ranking, limit as usize)
+    let rows: Vec<_> = {
+        let engine = state.core.read().await;
+        engine
+            .leaderboard(ranking, limit as usize)
+            .into_iter()
+            .map(|(a, s)| (a, PlayerView::new(a, s, engine.active_match(a).map(|m| m.0))))
+            .collect()
+    };
+    // The profiles after the engine's lock is let go: a database read holds no one up.
+    let addresses: Vec<_> = rows.iter().map(|(a, _)| *a).collect();
+    let mut profiles = state.profiles.of_each(&addresses).await?;
+    let players = rows
         .into_iter()
-        .map(|(a, s)| PlayerView::new(a, s, engine.active_match(a).map(|m| m.0)))
+        .map(|(a, view)| view.with_profile(profiles.remove(&a).unwrap_or_default()))
         .collect();
     Ok(Json(Leaderboard { by, players }))
 }

@@ -10,6 +10,7 @@ pub mod ledger;
 pub mod mcp;
 pub mod notation;
 pub mod object;
+pub mod profiles;
 pub mod puzzles;
 pub mod relay;
 pub mod review;
@@ -89,6 +90,8 @@ pub struct Shared {
     pub settings: Arc<Settings>,
     /// Login challenges and sessions.
     pub sessions: Arc<crate::sessions::Sessions>,
+    /// Players' display names and bot marks.
+    pub profiles: Arc<crate::profiles::Profiles>,
     /// Rate limiters.
     pub limits: Arc<Limits>,
     /// The Prometheus exporter.
@@ -339,6 +342,7 @@ pub fn routes() -> (Router<ApiState>, utoipa::openapi::OpenApi) {
         .routes(routes!(auth::login))
         .routes(routes!(auth::logout))
         .routes(routes!(auth::me))
+        .routes(routes!(profiles::set_name))
         .routes(routes!(games::create_challenge, games::list_challenges))
         .routes(routes!(games::accept_challenge))
         .routes(routes!(games::decline_challenge))

@@ -271,8 +271,12 @@ pub struct RatingView {
 /// A player's public record.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct PlayerView {
-    /// The address.
+    /// The address: the player's identity.
     pub address: String,
+    /// The display name, if the player took one (shown beside the address).
+    pub name: Option<String>,
+    /// Whether the account is a bot (an agent said so; never taken away).
+    pub bot: bool,
     /// Games won.
     pub wins: u32,
     /// Games played (cancelled, declined, expired and aborted matches do not count).
@@ -295,6 +299,8 @@ impl PlayerView {
     pub fn new(address: Address, stats: PlayerStats, active: Option<u64>) -> PlayerView {
         PlayerView {
             address: address.to_string(),
+            name: None,
+            bot: false,
             wins: stats.wins,
             games: stats.games,
             draws: stats.draws,
@@ -306,6 +312,14 @@ impl PlayerView {
             active_match: active,
             puzzles: None,
         }
+    }
+
+    /// The same view with the player's profile (display name and bot mark).
+    #[must_use]
+    pub fn with_profile(mut self, profile: crate::profiles::Profile) -> PlayerView {
+        self.name = profile.name;
+        self.bot = profile.bot;
+        self
     }
 
     /// The same view with the player's puzzle record.

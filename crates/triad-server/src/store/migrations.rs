@@ -41,10 +41,16 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
         include_str!("../../migrations/sqlite/0005_match_floor.sql"),
         include_str!("../../migrations/postgres/0005_match_floor.sql"),
     ),
+    (
+        6,
+        "players' profiles: display names by skeleton, the bot mark",
+        include_str!("../../migrations/sqlite/0006_profiles.sql"),
+        include_str!("../../migrations/postgres/0006_profiles.sql"),
+    ),
 ];
 
 /// The latest schema version this binary writes.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 impl Store {
     pub(super) async fn migrate(&self) -> Result<(), StoreError> {

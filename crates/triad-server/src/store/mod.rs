@@ -12,6 +12,7 @@
 //! - [`topics`]: a subscription's catch-up, with the inboxes derived from `match_players`;
 //! - [`projections`]: the read models of matches and the ledger;
 //! - [`sessions`]: sessions and used login challenges;
+//! - [`profiles`]: players' display names and bot marks;
 //! - [`migrations`]: the schema versions;
 //! - this module: opening and closing the database, the cluster lock, fixed settings and
 //!   the health checks.
@@ -35,6 +36,7 @@ use sqlx::{
 
 mod log;
 mod migrations;
+mod profiles;
 mod projections;
 mod reader;
 pub mod relay;
@@ -45,6 +47,7 @@ mod writer;
 
 pub use log::{Commit, Encoded, kind_name};
 pub use migrations::SCHEMA_VERSION;
+pub use profiles::{NameWrite, Profile};
 pub use projections::LedgerEntry;
 pub use topics::{StoredEvent, inbox_is_derived};
 

@@ -541,7 +541,7 @@ impl Peer {
             None => None,
             Some(Login::Token(token)) => Some(token.clone()),
             Some(Login::Key(key)) => Some(
-                log_in(&self.http, &self.base, key)
+                log_in(&self.http, &self.base, key, true)
                     .await
                     .with_context(|| format!("cannot log in to {} at {}", self.name, self.base))?,
             ),

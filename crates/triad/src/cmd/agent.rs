@@ -700,7 +700,7 @@ pub(crate) fn run(args: AgentArgs) -> anyhow::Result<()> {
         if let Some(address) = &args.a2a {
             return play_a2a(&args, address, app, strength, seed).await;
         }
-        let client = Client::connect(&args.connection).await?;
+        let client = Client::connect(&args.connection, true).await?;
         if let Some(target) = &args.challenge {
             triad_identity::parse_address(target)
                 .map_err(|e| anyhow::anyhow!("--challenge {target}: {e}"))?;

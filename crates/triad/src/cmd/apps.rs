@@ -117,7 +117,7 @@ async fn send(args: SendArgs) -> anyhow::Result<()> {
     // Checked here first: the same typed error the server would give, without a round trip.
     let app = App::from_id(&args.app)?;
     let message = Message::decode_json(app, &args.action, &args.payload)?;
-    let mut client = Client::connect(&args.connection).await?;
+    let mut client = Client::connect(&args.connection, false).await?;
     let sent = client
         .send(&args.to, app, &message, args.unsigned)
         .await
@@ -214,7 +214,7 @@ fn show(message: &Incoming, json: bool, out: &mut impl Write) -> anyhow::Result<
 }
 
 async fn inbox(args: InboxArgs) -> anyhow::Result<()> {
-    let mut client = Client::connect(&args.connection).await?;
+    let mut client = Client::connect(&args.connection, false).await?;
     let explicit = args.after.or(args.all.then_some(0));
     let mut cursor = explicit.unwrap_or_else(|| client.saved_cursor());
     let wait = Duration::from_secs(args.wait);

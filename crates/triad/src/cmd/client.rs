@@ -120,6 +120,8 @@ pub(crate) struct Client {
     key: KeyFile,
     key_path: PathBuf,
     token: String,
+    /// Whether this client logs in as a bot (`triad agent` does).
+    bot: bool,
 }
 
 /// How many times a send is retried after a failure that may be passing (no answer, the
@@ -127,8 +129,8 @@ pub(crate) struct Client {
 const RETRIES: u32 = 8;
 
 impl Client {
-    /// Loads the key and logs in.
-    pub(crate) async fn connect(connection: &Connection) -> anyhow::Result<Client> {
+    /// Loads the key and logs in, as a bot when `bot` (an agent's account is marked one).
+    pub(crate) async fn connect(connection: &Connection, bot: bool) -> anyhow::Result<Client> {
         let key_path = connection.key_path()?;
         let key = connection.load_key()?;
         let http = reqwest::Client::builder()
@@ -136,13 +138,14 @@ impl Client {
             .timeout(Duration::from_secs(60))
             .build()?;
         let server = connection.server.trim_end_matches('/').to_owned();
-        let token = log_in(&http, &server, &key).await?;
+        let token = log_in(&http, &server, &key, bot).await?;
         Ok(Client {
             http,
             server,
             key,
             key_path,
             token,
+            bot,
         })
     }
 
@@ -191,7 +194,7 @@ impl Client {
             };
             // 202 invalid token, 203 expired: the session ended; log in again once.
             if attempt == 0 && matches!(refused.code, 202 | 203) {
-                self.token = log_in(&self.http, &self.server, &self.key).await?;
+                self.token = log_in(&self.http, &self.server, &self.key, self.bot).await?;
                 continue;
             }
             return Err(refused.into());

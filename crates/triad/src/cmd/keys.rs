@@ -118,11 +118,13 @@ pub(crate) struct LoginArgs {
     key_file: Option<PathBuf>,
 }
 
-/// Signs the server's login challenge with `key` and returns the token.
+/// Signs the server's login challenge with `key` and returns the token. An agent logs in
+/// with `bot`: the server marks the account a bot, for good.
 pub(crate) async fn log_in(
     client: &reqwest::Client,
     server: &str,
     key: &KeyFile,
+    bot: bool,
 ) -> anyhow::Result<String> {
     let server = server.trim_end_matches('/');
     let challenge: serde_json::Value = answer(
@@ -145,6 +147,7 @@ pub(crate) async fn log_in(
                 "challenge_id": challenge["challenge_id"],
                 "public_key": key.public_key_hex(),
                 "signature": signature,
+                "bot": bot,
             }))
             .send()
             .await?,
@@ -175,7 +178,7 @@ pub(crate) fn login(args: LoginArgs) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let token = runtime.block_on(log_in(&reqwest::Client::new(), &args.server, &key))?;
+    let token = runtime.block_on(log_in(&reqwest::Client::new(), &args.server, &key, false))?;
     println!("{token}");
     Ok(())
 }

@@ -69,7 +69,7 @@ impl LoggedIn {
         refused: StreamableHttpError<E>,
     ) -> Result<String, StreamableHttpError<E>> {
         eprintln!("triad mcp: the server refused the login token; logging in again");
-        match log_in(&self.http, &self.server, &self.key).await {
+        match log_in(&self.http, &self.server, &self.key, true).await {
             Ok(token) => {
                 *self
                     .token
@@ -220,7 +220,7 @@ async fn bridge(args: McpArgs) -> anyhow::Result<()> {
     let http = reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(5))
         .build()?;
-    let token = log_in(&http, &server, &key).await?;
+    let token = log_in(&http, &server, &key, true).await?;
     let client = LoggedIn {
         http,
         server: Arc::from(server.as_str()),

@@ -110,7 +110,7 @@ use tokio::sync::mpsc;
 use triad_engine::{Address, MatchId};
 
 use self::jsonrpc::{
-    INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, PUSH_NOT_SUPPORTED, RpcError, UNAUTHENTICATED,
+    INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, PUSH_NOT_SUPPORTED, RpcError, UNAUTHENTICATED,
     UNSUPPORTED_OPERATION, VERSION_NOT_SUPPORTED, Version,
 };
 use super::{ApiState, Authed, ClientIp, error::ApiError};
@@ -380,7 +380,13 @@ pub async fn rpc(
             )),
         ));
     };
-    let checks = version_ok(&headers).and_then(|()| login(&authed));
+    let mut checks = version_ok(&headers).and_then(|()| login(&authed));
+    // Whoever speaks A2A is an agent: its account is marked a bot (`profiles`).
+    if let Ok(me) = checks
+        && let Err(e) = state.profiles.mark_bot(me).await
+    {
+        checks = Err(RpcError::triad(INTERNAL_ERROR, &e.into()));
+    }
     match body {
         Value::Array(items) => {
             if items.is_empty() {

@@ -181,6 +181,10 @@ async fn admit(State(gate): State<Arc<Gate>>, mut request: Request, next: Next) 
     if let Err(e) = gate.state.check_address_rate(me) {
         return e.into_response();
     }
+    // Whoever uses the MCP server is an agent: its account is marked a bot (`profiles`).
+    if let Err(e) = gate.state.profiles.mark_bot(me).await {
+        return ApiError::from(e).into_response();
+    }
     request.extensions_mut().insert(Caller(me));
     let session = request
         .headers()

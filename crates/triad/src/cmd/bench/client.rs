@@ -94,7 +94,7 @@ pub(super) struct Player {
 /// A new key, logged in at `node`.
 pub(super) async fn log_in_new(servers: &Servers, node: usize) -> Result<Session, Failure> {
     let key = KeyFile::generate(&mut UnwrapErr(SysRng));
-    let token = log_in(&servers.http, &servers.nodes[node].base, &key)
+    let token = log_in(&servers.http, &servers.nodes[node].base, &key, false)
         .await
         .map_err(fail("login"))?;
     Ok(Session {
