@@ -1,6 +1,6 @@
-//! Tournament pairing checked against brute force: every history of up to six players
-//! exhaustively, random histories of up to ten, and simulated tournaments of up to forty
-//! (`cargo test -p triad-engine --test pairing`).
+//! Tournament pairing checked against brute force: every history of up to seven players
+//! (every subset of them present, up to five), random histories of up to ten, and simulated
+//! tournaments of up to forty (`cargo test -p triad-engine --test pairing`).
 
 use std::cmp::Reverse;
 use std::collections::HashSet;
@@ -277,6 +277,17 @@ fn swiss_every_history_of_up_to_six_players() {
     }
     // 33,868 histories with everyone present, and every subset of the 33,867 of up to five.
     assert_eq!(rounds, 67_735);
+}
+
+/// Every history of seven players (2,097,152 graphs of who met whom), all present: a bye
+/// each round, and a rematch-free round whenever one exists.
+#[test]
+fn swiss_every_history_of_seven_players() {
+    let mut mix = Mix(7);
+    for graph in 0..1u64 << 21 {
+        let records = history(7, graph, &mut mix);
+        check_swiss(&records, &[0, 1, 2, 3, 4, 5, 6]);
+    }
 }
 
 #[test]
