@@ -16,6 +16,7 @@ use triad_rules::{GameKind, Mark, Player};
 
 const START: u64 = 60_000;
 const GAP: u64 = 10_000;
+const WAVE_GAP: u64 = 2_000;
 
 fn spec(format: Format, fee: u128, prizes: &[u32]) -> TournamentSpec {
     TournamentSpec {
@@ -120,7 +121,8 @@ fn a_swiss_event_runs_its_rounds_and_pays_its_prizes() {
     assert_eq!(t.engine.ledger().balance(Account::Pool(id)), tenths(5));
     assert_eq!(t.balance(ALICE), tenths(9));
 
-    // Nothing happens before the start.
+    // Nothing happens before the start, which is the clock's next job.
+    assert_eq!(t.engine.next_deadline_ms(), Some(START));
     t.at(START - 1);
     assert!(t.ok(OWNER, Command::Tick).events.is_empty());
     t.at(START);
@@ -202,10 +204,18 @@ fn an_arena_pairs_free_players_again_and_stops_counting_at_its_end() {
     t.ok(OWNER, Command::Tick);
     let first_wave = games(&t, id);
     assert_eq!(first_wave.len(), 2);
-    // One game ends: its two players are paired again at the next tick, with each other
-    // (the only free players), while the other game goes on.
+    // One game ends: its two players are paired again with each other (the only free
+    // players) at the first tick after the gap between waves, while the other game goes on.
     play_out(&mut t, first_wave[0].0, false);
-    t.advance(1);
+    let wave = START + WAVE_GAP;
+    assert_eq!(
+        t.engine.next_deadline_ms(),
+        Some(wave),
+        "the next wave is the clock's next job"
+    );
+    t.at(wave - 1);
+    assert!(t.ok(OWNER, Command::Tick).events.is_empty());
+    t.at(wave);
     t.ok(OWNER, Command::Tick);
     let now = games(&t, id);
     assert_eq!(now.len(), 2);
@@ -235,7 +245,7 @@ fn an_arena_pairs_free_players_again_and_stops_counting_at_its_end() {
     );
     play_out(&mut t, second_game, true);
     join(&mut t, ERIN, id);
-    t.advance(1);
+    t.advance(WAVE_GAP);
     t.ok(OWNER, Command::Tick);
     let tour = t.engine.tournament(id).unwrap();
     let newest = tour.playing.values().last().copied().unwrap();

@@ -271,6 +271,7 @@ impl Engine {
                 assert_eq!(round, t.round + 1, "rounds in order");
                 t.round = round;
                 t.last_change_ms = now;
+                t.last_round_ms = now;
                 if let Some(player) = bye {
                     let e = t.entrant(player).expect("an entrant has the bye");
                     t.records[e as usize].byes += 1;

@@ -186,10 +186,14 @@ impl Engine {
         self.queue.get(&(game, stake)).map_or(0, VecDeque::len)
     }
 
-    /// The earliest pending deadline of a live match, if any: when the server should next
-    /// send a `Tick`.
+    /// The earliest pending deadline, if any: of a live match, or of a tournament's start,
+    /// round, wave or end. When the server should next send a `Tick`.
     #[must_use]
     pub fn next_deadline_ms(&self) -> Option<u64> {
-        self.deadlines.first().map(|&(at_ms, _)| at_ms)
+        let matches = self.deadlines.first().map(|&(at_ms, _)| at_ms);
+        let tournaments = self
+            .open_tournaments()
+            .filter_map(|t| self.tournament_due_ms(t));
+        matches.into_iter().chain(tournaments).min()
     }
 }

@@ -200,6 +200,9 @@ pub struct TournamentRules {
     pub max_lead_ms: u64,
     /// The pause between a Swiss round's last game and the next round.
     pub round_gap_ms: u64,
+    /// The least time between two arena waves, so that players who finish at about the
+    /// same time are paired together, by score, rather than one by one as they come.
+    pub wave_gap_ms: u64,
 }
 
 impl Default for TournamentRules {
@@ -213,6 +216,7 @@ impl Default for TournamentRules {
             max_arena_ms: 24 * 60 * 60 * 1000,
             max_lead_ms: 30 * 24 * 60 * 60 * 1000,
             round_gap_ms: 10_000,
+            wave_gap_ms: 2_000,
         }
     }
 }
@@ -317,6 +321,10 @@ pub struct Tournament {
     /// When the last round was paired or the last game ended: a Swiss round is paired
     /// [`TournamentRules::round_gap_ms`] after this, once no game is being played.
     pub last_change_ms: u64,
+    /// When the last round or wave was paired: an arena's next wave comes
+    /// [`TournamentRules::wave_gap_ms`] after it at the soonest.
+    #[serde(default)]
+    pub last_round_ms: u64,
     /// The prizes paid, by rank, once it has finished.
     pub prizes: Vec<Prize>,
 }
@@ -339,6 +347,7 @@ impl Tournament {
             round: 0,
             playing: BTreeMap::new(),
             last_change_ms: now,
+            last_round_ms: now,
             prizes: Vec::new(),
         }
     }

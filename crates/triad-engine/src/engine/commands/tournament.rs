@@ -237,64 +237,82 @@ impl Engine {
         debug_assert_eq!(self.ledger.balance(Account::Pool(id)), 0);
     }
 
+    /// When the clock's part next has something to do for tournament `t`: its start, an
+    /// arena's end or next wave (with two players free), a Swiss event's next round or end
+    /// (once no game is being played).
+    pub(in crate::engine) fn tournament_due_ms(&self, t: &Tournament) -> Option<u64> {
+        let rules = &self.config.tournaments;
+        match (t.phase, t.spec.format) {
+            (TournamentPhase::Upcoming, _) => Some(t.spec.starts_at_ms),
+            (TournamentPhase::Running, Format::Arena { .. }) => {
+                let end = t.ends_at_ms();
+                let wave = (self.free_entrants(t).len() >= 2)
+                    .then(|| t.last_round_ms.saturating_add(rules.wave_gap_ms));
+                end.into_iter().chain(wave).min()
+            }
+            (TournamentPhase::Running, Format::Swiss { .. }) => t
+                .playing
+                .is_empty()
+                .then(|| t.last_change_ms.saturating_add(rules.round_gap_ms)),
+            _ => None,
+        }
+    }
+
     /// The clock's part: starts each tournament due (or cancels it, short of players),
-    /// pairs each running one that has players waiting, and ends each one whose time is up
-    /// (an arena) or whose last round is over (Swiss). In tournament order.
+    /// pairs each running one whose round or wave is due, and ends each one whose time is
+    /// up (an arena) or whose last round is over (Swiss). In tournament order.
     pub(in crate::engine) fn tick_tournaments(&mut self, b: &mut Batch) {
         let open: Vec<TournamentId> = self.open_tournaments.iter().copied().collect();
         for id in open {
             let t = &self.tournaments[&id];
-            match t.phase {
-                TournamentPhase::Upcoming if b.now >= t.spec.starts_at_ms => {
-                    if t.players() < t.spec.min_players() {
-                        self.call_off(b, id);
-                    } else {
-                        self.emit(b, EventKind::TournamentStarted { tournament: id });
-                        self.pair(b, id);
-                    }
+            if self.tournament_due_ms(t).is_none_or(|due| due > b.now) {
+                continue;
+            }
+            match (t.phase, t.spec.format) {
+                (TournamentPhase::Upcoming, _) if t.players() < t.spec.min_players() => {
+                    self.call_off(b, id);
                 }
-                TournamentPhase::Running => match t.spec.format {
-                    Format::Arena { .. } => {
-                        if t.ends_at_ms().is_some_and(|end| b.now >= end) {
-                            self.conclude(b, id);
-                        } else {
-                            self.pair(b, id);
-                        }
-                    }
-                    Format::Swiss { rounds } => {
-                        let gap = self.config.tournaments.round_gap_ms;
-                        let due =
-                            t.playing.is_empty() && b.now >= t.last_change_ms.saturating_add(gap);
-                        if due && t.round >= u32::from(rounds) {
-                            self.conclude(b, id);
-                        } else if due {
-                            self.pair(b, id);
-                        }
-                    }
-                },
-                _ => {}
+                (TournamentPhase::Upcoming, _) => {
+                    self.emit(b, EventKind::TournamentStarted { tournament: id });
+                    self.pair(b, id);
+                }
+                (TournamentPhase::Running, Format::Arena { .. })
+                    if t.ends_at_ms().is_some_and(|end| b.now >= end) =>
+                {
+                    self.conclude(b, id);
+                }
+                (TournamentPhase::Running, Format::Swiss { rounds })
+                    if t.round >= u32::from(rounds) =>
+                {
+                    self.conclude(b, id);
+                }
+                _ => self.pair(b, id),
             }
         }
     }
 
-    /// Pairs a Swiss round, or an arena wave when at least two entrants are free. A player
-    /// in another match (outside the tournament) is not free.
-    fn pair(&mut self, b: &mut Batch, id: TournamentId) {
-        let t = &self.tournaments[&id];
+    /// The entrants of `t` who could be paired now: active, not in one of its games, and
+    /// not in another match.
+    fn free_entrants(&self, t: &Tournament) -> Vec<Entrant> {
         let busy: BTreeSet<Entrant> = t
             .playing
             .values()
             .flat_map(|p| [p.first, p.second])
             .collect();
-        let free: Vec<Entrant> = t
-            .standing_entrants()
+        t.standing_entrants()
             .filter(|&e| {
                 let info = t.info(e);
                 info.status == EntrantStatus::Active
                     && !busy.contains(&e)
                     && !self.active.contains_key(&info.address)
             })
-            .collect();
+            .collect()
+    }
+
+    /// Pairs a Swiss round, or an arena wave when at least two entrants are free.
+    fn pair(&mut self, b: &mut Batch, id: TournamentId) {
+        let t = &self.tournaments[&id];
+        let free = self.free_entrants(t);
         let (pairings, bye) = match t.spec.format {
             Format::Swiss { .. } => {
                 let round = pairing::swiss(&t.records, &free);
