@@ -91,6 +91,12 @@ settings! {
     /// claim. Whatever this says, a match whose first move never comes is called off (the
     /// stakes refunded) by itself once the move timeout has passed [default: false].
     automatic_timeouts: bool = false, env "TRIAD_AUTOMATIC_TIMEOUTS";
+    /// Let any player create free tournaments (the owner always may, and only the owner
+    /// creates staked ones) [default: false].
+    players_may_create_tournaments: bool = false, env "TRIAD_PLAYERS_MAY_CREATE_TOURNAMENTS";
+    /// The pause between a Swiss round's last game and the next round, in ms
+    /// [default: 10000].
+    tournament_round_gap_ms: u64 = 10_000, env "TRIAD_TOURNAMENT_ROUND_GAP_MS";
     /// Winner's share of the pot, in basis points [default: 9000: 1.8 of a pot of 2].
     win_bps_of_pot: u32 = PayoutRules::STANDARD.win_bps_of_pot, env "TRIAD_WIN_BPS_OF_POT";
     /// Each player's refund on a draw, in basis points of the stake [default: 9000].
@@ -298,6 +304,8 @@ impl Settings {
         c.move_timeout_ms = self.move_timeout_ms;
         c.challenge_ttl_ms = self.challenge_ttl_ms;
         c.automatic_timeouts = self.automatic_timeouts;
+        c.tournaments.players_may_create = self.players_may_create_tournaments;
+        c.tournaments.round_gap_ms = self.tournament_round_gap_ms;
         c.payouts = PayoutRules {
             win_bps_of_pot: self.win_bps_of_pot,
             draw_bps_of_stake: self.draw_bps_of_stake,

@@ -63,6 +63,8 @@ pub enum Ranking {
     Rating,
     /// Wins, most first (the SOS contract's hall of fame).
     Wins,
+    /// Tournament wins, most first; then game wins.
+    TournamentWins,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -23,6 +23,15 @@ impl Engine {
         self.tournaments.values().rev()
     }
 
+    /// When the clock next moves tournament `id` on (its start, an arena's wave or end, a
+    /// Swiss event's next round or end); `None` when it waits on its games or is over.
+    #[must_use]
+    pub fn tournament_next_ms(&self, id: TournamentId) -> Option<u64> {
+        self.tournaments
+            .get(&id)
+            .and_then(|t| self.tournament_due_ms(t))
+    }
+
     /// The tournaments upcoming or running, in id order.
     pub fn open_tournaments(&self) -> impl Iterator<Item = &Tournament> {
         self.open_tournaments.iter().map(|id| &self.tournaments[id])
@@ -175,6 +184,15 @@ impl Engine {
                     .then(a.1.games.cmp(&b.1.games))
                     .then(a.0.cmp(&b.0))
             }),
+            Ranking::TournamentWins => {
+                rows.retain(|(_, s)| s.tournament_wins > 0);
+                rows.sort_by(|a, b| {
+                    b.1.tournament_wins
+                        .cmp(&a.1.tournament_wins)
+                        .then(b.1.wins.cmp(&a.1.wins))
+                        .then(a.0.cmp(&b.0))
+                });
+            }
         }
         rows.truncate(limit);
         rows

@@ -503,11 +503,16 @@ pub fn engine_status(e: &EngineError) -> StatusCode {
             MoveError::InvalidPosition | MoveError::MarkNotInGame | MoveError::NotYourMark,
         ) => S::UNPROCESSABLE_ENTITY,
         EngineError::Move(_) => S::CONFLICT,
-        EngineError::UnknownMatch | EngineError::UnknownPuzzle => S::NOT_FOUND,
+        EngineError::UnknownMatch | EngineError::UnknownPuzzle | EngineError::UnknownTournament => {
+            S::NOT_FOUND
+        }
         EngineError::NotAPlayer
         | EngineError::NotYourChallenge
         | EngineError::NotLastMover
-        | EngineError::OwnerOnly => S::FORBIDDEN,
+        | EngineError::OwnerOnly
+        | EngineError::NotOrganizer
+        | EngineError::CreationRestricted
+        | EngineError::EntryRestricted { .. } => S::FORBIDDEN,
         EngineError::ChallengeExpired => S::GONE,
         EngineError::SelfPlay
         | EngineError::ZeroAmount
@@ -515,7 +520,8 @@ pub fn engine_status(e: &EngineError) -> StatusCode {
         | EngineError::StakeTooLarge { .. }
         | EngineError::AmountTooLarge
         | EngineError::ZeroAddress
-        | EngineError::InvalidPuzzleLine { .. } => S::UNPROCESSABLE_ENTITY,
+        | EngineError::InvalidPuzzleLine { .. }
+        | EngineError::InvalidTournament { .. } => S::UNPROCESSABLE_ENTITY,
         _ => S::CONFLICT,
     }
 }

@@ -873,7 +873,7 @@ pub async fn get_player(
 /// The leaderboard's order.
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct LeaderboardQuery {
-    /// rating (default) or wins (the hall of fame).
+    /// rating (default), wins (the hall of fame) or tournaments (tournament wins).
     pub by: Option<String>,
     /// At most this many (1-100, default 20).
     pub limit: Option<u32>,
@@ -899,10 +899,11 @@ pub async fn leaderboard(
     let (ranking, by) = match q.by.as_deref() {
         None | Some("rating") => (Ranking::Rating, "rating"),
         Some("wins") => (Ranking::Wins, "wins"),
+        Some("tournaments") => (Ranking::TournamentWins, "tournaments"),
         Some(_) => {
             return Err(ApiError::with_message(
                 Api::InvalidParameter,
-                "by is rating or wins",
+                "by is rating, wins or tournaments",
             ));
         }
     };

@@ -15,6 +15,7 @@ pub mod puzzles;
 pub mod relay;
 pub mod review;
 pub mod system;
+pub mod tournaments;
 pub mod transcript;
 pub mod views;
 pub mod ws;
@@ -369,6 +370,12 @@ pub fn routes() -> (Router<ApiState>, utoipa::openapi::OpenApi) {
         .routes(routes!(puzzles::list))
         .routes(routes!(puzzles::get))
         .routes(routes!(puzzles::attempt))
+        .routes(routes!(tournaments::list, tournaments::create))
+        .routes(routes!(tournaments::get))
+        .routes(routes!(tournaments::join))
+        .routes(routes!(tournaments::leave))
+        .routes(routes!(tournaments::pause))
+        .routes(routes!(tournaments::cancel))
         .routes(routes!(ledger::my_ledger))
         .routes(routes!(ledger::deposit))
         .routes(routes!(ledger::withdraw))

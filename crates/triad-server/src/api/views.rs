@@ -283,6 +283,8 @@ pub struct PlayerView {
     pub games: u32,
     /// Games drawn.
     pub draws: u32,
+    /// Tournaments won.
+    pub tournament_wins: u32,
     /// The rating.
     pub rating: RatingView,
     /// The active match, if any (the `tictactoe` contract's board by address).
@@ -304,6 +306,7 @@ impl PlayerView {
             wins: stats.wins,
             games: stats.games,
             draws: stats.draws,
+            tournament_wins: stats.tournament_wins,
             rating: RatingView {
                 rating: stats.rating.rating,
                 deviation: stats.rating.deviation,

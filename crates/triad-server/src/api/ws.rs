@@ -656,6 +656,7 @@ async fn play(
 fn resolve_topic(topic: &str, address: Option<Address>) -> Result<String, ApiError> {
     match topic {
         "lobby" => Ok("lobby".to_owned()),
+        "tournaments" => Ok("tournaments".to_owned()),
         "inbox" => address.map(|a| format!("inbox:{a}")).ok_or_else(|| {
             ApiError::with_message(
                 Api::Unauthorized,
@@ -668,12 +669,16 @@ fn resolve_topic(topic: &str, address: Option<Address>) -> Result<String, ApiErr
                 "log in (send an auth message) to follow your agents' inbox",
             )
         }),
-        t => match t.strip_prefix("match:").and_then(|n| n.parse::<u64>().ok()) {
-            Some(n) => Ok(format!("match:{n}")),
-            None => Err(ApiError::with_message(
-                Api::BadRequest,
-                "topics are match:<id>, inbox, apps and lobby",
-            )),
-        },
+        t => {
+            let id = |prefix: &str| t.strip_prefix(prefix).and_then(|n| n.parse::<u64>().ok());
+            match (id("match:"), id("tournament:")) {
+                (Some(n), _) => Ok(format!("match:{n}")),
+                (_, Some(n)) => Ok(format!("tournament:{n}")),
+                _ => Err(ApiError::with_message(
+                    Api::BadRequest,
+                    "topics are match:<id>, tournament:<id>, tournaments, inbox, apps and lobby",
+                )),
+            }
+        }
     }
 }

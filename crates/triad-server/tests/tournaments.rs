@@ -1,0 +1,366 @@
+//! `/api/tournaments` on a real server: a staked Swiss event from creation to prizes,
+//! with a bot among the people, the clock starting it and pairing its rounds, its events
+//! on the `tournament:<id>` topic, the leaderboard's tournament wins; the refusals with
+//! their codes; and a tournament that survives a restart.
+
+mod common;
+
+use std::collections::HashMap;
+
+use common::*;
+use serde_json::{Value, json};
+use triad_identity::{SigningKey, public_key_hex, sign_ed25519};
+
+const FEE: u64 = 1_000;
+
+async fn bot_login(server: &Server, key: &SigningKey) -> User {
+    let challenge = server.challenge(key).await;
+    let message = challenge["message"].as_str().unwrap();
+    let r = server
+        .post("/api/auth/login")
+        .json(&json!({
+            "challenge_id": challenge["challenge_id"],
+            "public_key": public_key_hex(&key.verifying_key()),
+            "signature": sign_ed25519(key, message.as_bytes()),
+            "bot": true,
+        }))
+        .send()
+        .await;
+    let body = r.expect(200);
+    User {
+        key: key.clone(),
+        token: body["token"].as_str().unwrap().to_owned(),
+        address: body["address"].as_str().unwrap().to_owned(),
+    }
+}
+
+fn swiss(rounds: u8) -> Value {
+    json!({
+        "name": "Thursday Swiss",
+        "game": "tic-tac-toe",
+        "format": "swiss",
+        "rounds": rounds,
+        "starts_in_seconds": 60,
+        "entry_fee": FEE.to_string(),
+        "prizes_bps": [6000, 3000],
+        "max_players": 16,
+    })
+}
+
+async fn tournament(server: &Server, id: u64) -> Value {
+    server
+        .get(&format!("/api/tournaments/{id}"))
+        .send()
+        .await
+        .expect(200)
+        .clone()
+}
+
+/// Plays every game being played to the first mover's win.
+async fn play_round(server: &Server, id: u64, users: &HashMap<String, &User>) {
+    let t = tournament(server, id).await;
+    for p in t["pairings"].as_array().unwrap() {
+        let first = users[p["first"]["address"].as_str().unwrap()];
+        let second = users[p["second"]["address"].as_str().unwrap()];
+        let game = p["match_id"].as_u64().unwrap();
+        server.x_wins(first, second, game).await.expect(201);
+    }
+}
+
+#[tokio::test]
+async fn a_staked_swiss_event_runs_from_entries_to_prizes() {
+    let server = Server::start_with(|a| a.tournament_round_gap_ms = Some(1_000)).await;
+    let mut people = Vec::new();
+    for _ in 0..4 {
+        people.push(server.user().await);
+    }
+    let bot = bot_login(&server, &key(40)).await;
+    let everyone: Vec<&User> = people.iter().chain([&bot]).collect();
+    for u in &everyone {
+        server.deposit(u, 10_000).await;
+    }
+    let r = server
+        .post("/api/tournaments")
+        .auth(&server.owner)
+        .json(&swiss(2))
+        .send()
+        .await;
+    let created = r.expect(201).clone();
+    let id = created["tournament"]["id"].as_u64().unwrap();
+    assert_eq!(created["tournament"]["phase"], "upcoming");
+    for u in &everyone {
+        server
+            .post(&format!("/api/tournaments/{id}/join"))
+            .auth(u)
+            .send()
+            .await
+            .expect(201);
+    }
+    assert_eq!(server.balance(&people[0]).await, 10_000 - FEE);
+    let listed = server
+        .get("/api/tournaments")
+        .send()
+        .await
+        .expect(200)
+        .clone();
+    assert_eq!(listed["tournaments"][0]["id"], id);
+    assert_eq!(listed["tournaments"][0]["players"], 5);
+    assert_eq!(listed["tournaments"][0]["pool"], (5 * FEE).to_string());
+    let t = tournament(&server, id).await;
+    assert_eq!(
+        t["next_at_ms"], t["starts_at_ms"],
+        "the countdown is to the start"
+    );
+    let bot_row = t["standings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["player"]["address"] == bot.address.as_str())
+        .unwrap();
+    assert_eq!(bot_row["player"]["bot"], true, "the bot is shown as one");
+
+    // The clock starts it: two games and a bye.
+    server.advance(60_000).await;
+    eventually("the start", || async {
+        tournament(&server, id).await["phase"] == "running"
+    })
+    .await;
+    let t = tournament(&server, id).await;
+    assert_eq!(t["round"], 1);
+    assert_eq!(t["pairings"].as_array().unwrap().len(), 2);
+    let users: HashMap<String, &User> = everyone.iter().map(|u| (u.address.clone(), *u)).collect();
+    play_round(&server, id, &users).await;
+    // The next round after the gap; then the end, with the prizes.
+    server.advance(1_000).await;
+    eventually("round 2", || async {
+        tournament(&server, id).await["round"] == 2
+    })
+    .await;
+    play_round(&server, id, &users).await;
+    server.advance(1_000).await;
+    eventually("the end", || async {
+        tournament(&server, id).await["phase"] == "finished"
+    })
+    .await;
+    let t = tournament(&server, id).await;
+    let prizes = t["prizes"].as_array().unwrap();
+    assert_eq!(prizes.len(), 2);
+    assert_eq!(prizes[0]["amount"], (5 * FEE * 6 / 10).to_string());
+    assert_eq!(prizes[1]["amount"], (5 * FEE * 3 / 10).to_string());
+    let winner = t["winner"].as_str().unwrap();
+    assert_eq!(prizes[0]["player"]["address"], winner);
+    assert_eq!(t["standings"][0]["player"]["address"], winner);
+    assert_eq!(
+        t["standings"][0]["score"], 4,
+        "two wins, or a win and a bye"
+    );
+    let paid: u64 = {
+        let mut sum = 0;
+        for u in &everyone {
+            sum += server.balance(u).await;
+        }
+        sum
+    };
+    assert_eq!(
+        paid,
+        5 * 10_000 - 5 * FEE / 10,
+        "the reserve keeps a tenth of the pool"
+    );
+
+    // The leaderboard of tournament wins.
+    let board = server
+        .get("/api/leaderboard?by=tournaments")
+        .send()
+        .await
+        .expect(200)
+        .clone();
+    assert_eq!(board["players"][0]["address"], winner);
+    assert_eq!(board["players"][0]["tournament_wins"], 1);
+
+    // Its topic carried its life, in order.
+    let events = server
+        .state()
+        .store
+        .topic_events(&format!("tournament:{id}"), 0, 1_000)
+        .await
+        .unwrap();
+    let kinds: Vec<String> = events
+        .iter()
+        .map(|e| {
+            serde_json::from_str::<Value>(&e.body).unwrap()["kind"]["type"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    for kind in [
+        "tournament_created",
+        "tournament_joined",
+        "tournament_started",
+        "tournament_round",
+        "game_started",
+        "game_ended",
+        "tournament_finished",
+    ] {
+        assert!(
+            kinds.iter().any(|k| k == kind),
+            "{kind} is on the topic: {kinds:?}"
+        );
+    }
+    assert_eq!(
+        kinds.last().map(String::as_str),
+        Some("transferred"),
+        "the prizes end it"
+    );
+}
+
+#[tokio::test]
+async fn refusals_have_their_codes() {
+    let server = Server::start().await;
+    let alice = server.user().await;
+    // Only the owner creates tournaments here.
+    server
+        .post("/api/tournaments")
+        .auth(&alice)
+        .json(&swiss(2))
+        .send()
+        .await
+        .expect_error(403, 140, "tournament_creation_restricted");
+    let mut arena = swiss(2);
+    arena["format"] = json!("arena");
+    server
+        .post("/api/tournaments")
+        .auth(&server.owner)
+        .json(&arena)
+        .send()
+        .await
+        .expect_error(400, 215, "invalid_parameter");
+    let mut unnamed = swiss(2);
+    unnamed["name"] = json!("");
+    server
+        .post("/api/tournaments")
+        .auth(&server.owner)
+        .json(&unnamed)
+        .send()
+        .await
+        .expect_error(422, 139, "invalid_tournament");
+    server
+        .post("/api/tournaments/99/join")
+        .auth(&alice)
+        .send()
+        .await
+        .expect_error(404, 132, "unknown_tournament");
+    server
+        .get("/api/tournaments/99")
+        .send()
+        .await
+        .expect_error(404, 132, "unknown_tournament");
+    let id = server
+        .post("/api/tournaments")
+        .auth(&server.owner)
+        .json(&swiss(2))
+        .send()
+        .await
+        .expect(201)["tournament"]["id"]
+        .as_u64()
+        .unwrap();
+    // No money for the fee.
+    server
+        .post(&format!("/api/tournaments/{id}/join"))
+        .auth(&alice)
+        .send()
+        .await
+        .expect_error(409, 105, "insufficient_balance");
+    server.deposit(&alice, FEE).await;
+    let join = || {
+        server
+            .post(&format!("/api/tournaments/{id}/join"))
+            .auth(&alice)
+            .send()
+    };
+    join().await.expect(201);
+    join().await.expect_error(409, 135, "already_entered");
+    server
+        .post(&format!("/api/tournaments/{id}/cancel"))
+        .auth(&alice)
+        .send()
+        .await
+        .expect_error(403, 143, "not_organizer");
+    server
+        .post(&format!("/api/tournaments/{id}/pause"))
+        .auth(&alice)
+        .json(&json!({"paused": false}))
+        .send()
+        .await
+        .expect_error(409, 144, "nothing_to_pause");
+    // Leaving before the start refunds the fee; the owner's cancellation changes nothing
+    // more for Alice.
+    server
+        .post(&format!("/api/tournaments/{id}/leave"))
+        .auth(&alice)
+        .send()
+        .await
+        .expect(201);
+    assert_eq!(server.balance(&alice).await, FEE);
+    let cancelled = server
+        .post(&format!("/api/tournaments/{id}/cancel"))
+        .auth(&server.owner)
+        .send()
+        .await
+        .expect(201)
+        .clone();
+    assert_eq!(cancelled["tournament"]["phase"], "cancelled");
+    server
+        .get("/api/tournaments?phase=soon")
+        .send()
+        .await
+        .expect_error(400, 215, "invalid_parameter");
+    let finished = server
+        .get("/api/tournaments?phase=finished")
+        .send()
+        .await
+        .expect(200)
+        .clone();
+    assert_eq!(finished["tournaments"][0]["id"], id);
+}
+
+#[tokio::test]
+async fn a_tournament_survives_a_restart() {
+    let server = Server::start().await;
+    let alice = server.user().await;
+    let bob = server.user().await;
+    let id = server
+        .post("/api/tournaments")
+        .auth(&server.owner)
+        .json(&json!({"name": "Long arena", "game": "sos", "format": "arena", "minutes": 30}))
+        .send()
+        .await
+        .expect(201)["tournament"]["id"]
+        .as_u64()
+        .unwrap();
+    for u in [&alice, &bob] {
+        server
+            .post(&format!("/api/tournaments/{id}/join"))
+            .auth(u)
+            .send()
+            .await
+            .expect(201);
+    }
+    server.advance(60_000).await;
+    eventually("the first wave", || async {
+        tournament(&server, id).await["pairings"]
+            .as_array()
+            .unwrap()
+            .len()
+            == 1
+    })
+    .await;
+    let before = tournament(&server, id).await;
+    let args = base_args(server.dir.path());
+    let dir = server.stop().await;
+    let server = Server::start_in(dir, args).await;
+    let after = tournament(&server, id).await;
+    assert_eq!(after["phase"], "running");
+    assert_eq!(after["pairings"], before["pairings"]);
+    assert_eq!(after["standings"], before["standings"]);
+}
