@@ -551,3 +551,100 @@ async fn silent_opponent(server_args: &[&str]) {
     assert_eq!(tally(ann), (1, 0, 0, 0));
     assert!(!ann.log().contains("aborting"), "{}", ann.log());
 }
+
+#[tokio::test]
+async fn four_agents_play_a_swiss_tournament_to_its_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let owner_key = new_key();
+    let server = Server::start(
+        dir.path(),
+        &owner_key.address_string(),
+        &["--tournament-round-gap-ms", "300"],
+    )
+    .await;
+    let owner = server.api.login(&owner_key).await;
+    let created = server
+        .api
+        .post(
+            "/api/tournaments",
+            Some(&owner.token),
+            &json!({"name": "Bots' Swiss", "game": "tic-tac-toe", "format": "swiss",
+                    "rounds": 3, "starts_in_seconds": 60, "entry": "bots"}),
+        )
+        .await
+        .ok();
+    let id = created["tournament"]["id"].as_u64().unwrap();
+    let names = ["ann", "bob", "cat", "dan"];
+    let strategies = ["perfect", "casual", "random", "random"];
+    let mut agents: Vec<Agent> = names
+        .iter()
+        .zip(strategies)
+        .enumerate()
+        .map(|(i, (name, strategy))| {
+            let (key, _) = save_key(dir.path(), name);
+            let seed = i.to_string();
+            let args = [
+                "--tournament",
+                &id.to_string(),
+                "--strategy",
+                strategy,
+                "--seed",
+                &seed,
+            ]
+            .map(str::to_owned);
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            Agent::spawn(&server, dir.path(), name, &key, &args)
+        })
+        .collect();
+    // Every agent entered (as a bot: the tournament takes bots only), then the clock
+    // starts it.
+    server
+        .api
+        .poll("four entrants", || async {
+            let t = server
+                .api
+                .get(&format!("/api/tournaments/{id}"), None)
+                .await
+                .ok();
+            (t["players"] == 4).then_some(())
+        })
+        .await;
+    server.api.advance(60_000).await;
+    // The dev clock stands still unless moved: a second every 200 ms lets the rounds
+    // come (300 ms apart) while the agents, who move at once, never run out of time.
+    let clock = {
+        let api = server.api.clone();
+        tokio::spawn(async move {
+            loop {
+                api.advance(1_000).await;
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        })
+    };
+    let statuses = wait_all(&mut agents).await;
+    clock.abort();
+    for (agent, status) in agents.iter().zip(statuses) {
+        assert!(status.success(), "{}", agent.log());
+        let err = std::fs::read_to_string(&agent.err).unwrap();
+        assert!(
+            err.contains(&format!("tournament {id} finished: rank ")),
+            "{}",
+            agent.log()
+        );
+    }
+    let t = server
+        .api
+        .get(&format!("/api/tournaments/{id}"), None)
+        .await
+        .ok();
+    assert_eq!(t["phase"], "finished");
+    assert_eq!(t["round"], 3);
+    let standings = t["standings"].as_array().unwrap();
+    assert_eq!(standings.len(), 4);
+    // Three rounds of two games: twelve points given out, every player a bot.
+    let points: u64 = standings.iter().map(|s| s["score"].as_u64().unwrap()).sum();
+    assert_eq!(points, 12);
+    assert!(standings.iter().all(|s| s["player"]["bot"] == true));
+    let winner = t["winner"].as_str().unwrap();
+    assert_eq!(player(&server, winner).await["tournament_wins"], 1);
+}

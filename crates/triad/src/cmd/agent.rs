@@ -7,6 +7,7 @@
 //! With `--a2a`, it plays another A2A agent directly instead ([`a2a`]).
 
 mod a2a;
+mod tournament;
 
 use std::{
     collections::{HashSet, VecDeque},
@@ -47,6 +48,10 @@ pub(crate) struct AgentArgs {
     /// Propose games to this agent (its address) instead of waiting for proposals.
     #[arg(long, value_name = "ADDRESS")]
     challenge: Option<String>,
+    /// Enter this tournament (as a bot, like every agent) and play all its games, until it
+    /// ends; then print the agent's final place and prize.
+    #[arg(long, value_name = "ID", conflicts_with_all = ["challenge", "a2a", "games"])]
+    tournament: Option<u64>,
     /// Stop after this many games [default: 1 with --challenge or --a2a, else never].
     #[arg(long, value_name = "N")]
     games: Option<u32>,
@@ -700,7 +705,15 @@ pub(crate) fn run(args: AgentArgs) -> anyhow::Result<()> {
         if let Some(address) = &args.a2a {
             return play_a2a(&args, address, app, strength, seed).await;
         }
-        let client = Client::connect(&args.connection, true).await?;
+        let mut client = Client::connect(&args.connection, true).await?;
+        if let Some(id) = args.tournament {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            eprintln!(
+                "triad agent: on {}: tournament {id}, {strength} play, seed {seed}",
+                client.server()
+            );
+            return tournament::play(&mut client, id, strength, &mut rng).await;
+        }
         if let Some(target) = &args.challenge {
             triad_identity::parse_address(target)
                 .map_err(|e| anyhow::anyhow!("--challenge {target}: {e}"))?;

@@ -203,7 +203,7 @@ impl Client {
     }
 
     /// Whether an error may pass if the same request is sent again.
-    fn passing(error: &anyhow::Error) -> bool {
+    pub(crate) fn passing(error: &anyhow::Error) -> bool {
         match error.downcast_ref::<Refused>() {
             // rate limited, storage unavailable, shutting down, busy, timed out, disk full,
             // too many open from this address
