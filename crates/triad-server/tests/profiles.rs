@@ -96,7 +96,9 @@ async fn a_name_is_set_shown_everywhere_changed_and_cleared() {
 async fn look_alikes_reserved_and_malformed_names_are_refused_with_what_to_do() {
     let server = Server::start().await;
     let (ada, bob) = (server.user().await, server.user().await);
-    rename(&server, &ada, json!("Good_Player1")).await.expect(200);
+    rename(&server, &ada, json!("Good_Player1"))
+        .await
+        .expect(200);
     for alike in [
         "good_player1",
         "G00D-PLAYER1",
@@ -112,14 +114,28 @@ async fn look_alikes_reserved_and_malformed_names_are_refused_with_what_to_do() 
         );
     }
     rename(&server, &ada, json!("barn5")).await.expect(200);
-    rename(&server, &bob, json!("BAMS")).await.expect_error(409, 262, "display_name_taken");
+    rename(&server, &bob, json!("BAMS"))
+        .await
+        .expect_error(409, 262, "display_name_taken");
     rename(&server, &bob, json!("vvizard2")).await.expect(200);
-    rename(&server, &ada, json!("wizardz")).await.expect_error(409, 262, "display_name_taken");
+    rename(&server, &ada, json!("wizardz"))
+        .await
+        .expect_error(409, 262, "display_name_taken");
 
-    for reserved in ["Admin", "triad", "c0mputer", "B0T", "system", "Triad_fan", "anonymous"] {
-        rename(&server, &bob, json!(reserved))
-            .await
-            .expect_error(422, 261, "display_name_reserved");
+    for reserved in [
+        "Admin",
+        "triad",
+        "c0mputer",
+        "B0T",
+        "system",
+        "Triad_fan",
+        "anonymous",
+    ] {
+        rename(&server, &bob, json!(reserved)).await.expect_error(
+            422,
+            261,
+            "display_name_reserved",
+        );
     }
     for (bad, why) in [
         ("ab", "3 to 20 characters"),
@@ -132,10 +148,15 @@ async fn look_alikes_reserved_and_malformed_names_are_refused_with_what_to_do() 
     ] {
         let r = rename(&server, &bob, json!(bad)).await;
         let body = r.expect_error(422, 260, "invalid_display_name");
-        assert!(body["message"].as_str().unwrap().contains(why), "{bad}: {body}");
+        assert!(
+            body["message"].as_str().unwrap().contains(why),
+            "{bad}: {body}"
+        );
     }
     // Not a string, and another field: the body is unreadable.
-    rename(&server, &bob, json!(5)).await.expect_error(400, 200, "bad_request");
+    rename(&server, &bob, json!(5))
+        .await
+        .expect_error(400, 200, "bad_request");
     server
         .call(Method::PUT, "/api/me/name")
         .auth(&bob)
@@ -180,20 +201,33 @@ async fn renames_are_bounded_per_player_per_hour() {
     let server = Server::start().await;
     let (ada, bob) = (server.user().await, server.user().await);
     for n in 0..RENAMES_PER_WINDOW {
-        rename(&server, &ada, json!(format!("ada{n}n"))).await.expect(200);
+        rename(&server, &ada, json!(format!("ada{n}n")))
+            .await
+            .expect(200);
     }
     // A refused name is not a rename: it does not count.
-    rename(&server, &ada, json!("admin")).await.expect_error(422, 261, "display_name_reserved");
+    rename(&server, &ada, json!("admin"))
+        .await
+        .expect_error(422, 261, "display_name_reserved");
     let r = rename(&server, &ada, json!("ada_again")).await;
     let body = r.expect_error(429, 263, "too_many_renames").clone();
     let wait = r.retry_after().expect("Retry-After");
     assert!((1..=RENAME_WINDOW_MS / 1000).contains(&wait), "{wait}");
-    assert!(body["message"].as_str().unwrap().contains("try again in"), "{body}");
+    assert!(
+        body["message"].as_str().unwrap().contains("try again in"),
+        "{body}"
+    );
     // Clearing is a change too; the same name again is none.
-    rename(&server, &ada, Value::Null).await.expect_error(429, 263, "too_many_renames");
-    rename(&server, &ada, json!(format!("ada{}n", RENAMES_PER_WINDOW - 1)))
+    rename(&server, &ada, Value::Null)
         .await
-        .expect(200);
+        .expect_error(429, 263, "too_many_renames");
+    rename(
+        &server,
+        &ada,
+        json!(format!("ada{}n", RENAMES_PER_WINDOW - 1)),
+    )
+    .await
+    .expect(200);
     // Another player is not held up.
     rename(&server, &bob, json!("bobby")).await.expect(200);
     // An hour on, the window is new.
@@ -244,7 +278,9 @@ async fn an_agent_is_marked_a_bot_for_good() {
         .post("/a2a")
         .auth(&a2a)
         .header("A2A-Version", "1.0")
-        .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": { "id": "none" } }))
+        .json(
+            &json!({ "jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": { "id": "none" } }),
+        )
         .send()
         .await;
     assert_eq!(r.status, 200, "{}", r.text);

@@ -911,7 +911,12 @@ pub async fn leaderboard(
         engine
             .leaderboard(ranking, limit as usize)
             .into_iter()
-            .map(|(a, s)| (a, PlayerView::new(a, s, engine.active_match(a).map(|m| m.0))))
+            .map(|(a, s)| {
+                (
+                    a,
+                    PlayerView::new(a, s, engine.active_match(a).map(|m| m.0)),
+                )
+            })
             .collect()
     };
     // The profiles after the engine's lock is let go: a database read holds no one up.

@@ -22,11 +22,11 @@ use std::{
 use triad_engine::Address;
 
 use self::name::{DisplayName, NameError};
+pub use crate::store::Profile;
 use crate::{
     core::Clock,
     store::{NameWrite, Store, StoreError},
 };
-pub use crate::store::Profile;
 
 /// How many renames a player has in one window.
 pub const RENAMES_PER_WINDOW: u32 = 5;

@@ -30,6 +30,9 @@ pub const LOOK_ALIKES: &[(char, char)] = &[
     ('5', 's'),
     ('2', 'z'),
     ('8', 'b'),
+    ('3', 'e'),
+    ('4', 'a'),
+    ('7', 't'),
     ('-', '_'),
 ];
 
@@ -70,10 +73,14 @@ pub enum NameError {
     #[error("a display name has 3 to 20 characters; this one has {0}")]
     Length(usize),
     /// A character outside the allowed set.
-    #[error("a display name uses only the letters A-Z and a-z, the digits 0-9, _ and -; {0:?} is not one of them")]
+    #[error(
+        "a display name uses only the letters A-Z and a-z, the digits 0-9, _ and -; {0:?} is not one of them"
+    )]
     Character(char),
     /// Starts or ends with a separator, or has two in a row.
-    #[error("a display name starts and ends with a letter or a digit, with at most one _ or - in a row")]
+    #[error(
+        "a display name starts and ends with a letter or a digit, with at most one _ or - in a row"
+    )]
     Separator,
     /// Reads as an address.
     #[error("a display name may not look like an address (0x and hex digits)")]
@@ -108,7 +115,9 @@ impl DisplayName {
         let separator = |b: &u8| *b == b'_' || *b == b'-';
         if bytes.first().is_some_and(separator)
             || bytes.last().is_some_and(separator)
-            || bytes.windows(2).any(|w| separator(&w[0]) && separator(&w[1]))
+            || bytes
+                .windows(2)
+                .any(|w| separator(&w[0]) && separator(&w[1]))
         {
             return Err(NameError::Separator);
         }
@@ -255,6 +264,9 @@ mod tests {
             ("barn", "bam"),
             ("vvin", "win"),
             ("a-b", "a_b"),
+            ("l33t", "leet"),
+            ("4da", "ada"),
+            ("7om", "tom"),
             ("MiXeD", "mixed"),
         ] {
             assert_eq!(skeleton(a), skeleton(b), "{a} and {b}");
@@ -263,7 +275,12 @@ mod tests {
 
     #[test]
     fn names_that_differ_otherwise_do_not_conflict() {
-        for (a, b) in [("alice", "alicf"), ("bob", "bab"), ("amy", "ann"), ("ab3", "ab4")] {
+        for (a, b) in [
+            ("alice", "alicf"),
+            ("bob", "bab"),
+            ("amy", "ann"),
+            ("ab3", "ab9"),
+        ] {
             assert_ne!(skeleton(a), skeleton(b), "{a} and {b}");
         }
     }

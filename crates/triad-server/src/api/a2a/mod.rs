@@ -110,8 +110,8 @@ use tokio::sync::mpsc;
 use triad_engine::{Address, MatchId};
 
 use self::jsonrpc::{
-    INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, PUSH_NOT_SUPPORTED, RpcError, UNAUTHENTICATED,
-    UNSUPPORTED_OPERATION, VERSION_NOT_SUPPORTED, Version,
+    INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, PUSH_NOT_SUPPORTED, RpcError,
+    UNAUTHENTICATED, UNSUPPORTED_OPERATION, VERSION_NOT_SUPPORTED, Version,
 };
 use super::{ApiState, Authed, ClientIp, error::ApiError};
 use crate::bounds::Share;
