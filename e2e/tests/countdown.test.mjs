@@ -10,7 +10,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 
-import { launchBrowser, makeKey, newPage, startServer } from '../lib/harness.mjs';
+import { untilNextTick } from '../../web/js/clock.js';
+import { launchBrowser, makeKey, newPage, seeded, startServer } from '../lib/harness.mjs';
 
 let server;
 let browser;
@@ -77,4 +78,15 @@ test('the countdown changes as the time left crosses each whole second', async (
     assert.equal(await countdown.innerText(), shown(now));
   }
   assert.deepEqual(page.errors, []);
+});
+
+test('a tick falls just after the next instant in step with the anchor, either side of it', () => {
+  const random = seeded(24);
+  for (let i = 0; i < 10_000; i++) {
+    const now = 1_700_000_000_000 + Math.floor(random() * 1e9);
+    const anchor = now + Math.floor((random() - 0.5) * 2e8);
+    const wait = untilNextTick(now, anchor, 1000);
+    assert.ok(wait > 5 && wait <= 1005, `${wait}`);
+    assert.equal((((now + wait - 5 - anchor) % 1000) + 1000) % 1000, 0);
+  }
 });

@@ -4,9 +4,10 @@
 // "bot": true through the API) has its badge. Screenshots at 390 and 1280 px.
 
 import assert from 'node:assert/strict';
-import { sign } from 'node:crypto';
+import { randomBytes, sign } from 'node:crypto';
 import { after, before, test } from 'node:test';
 
+import { identiconPattern } from '../../web/js/identity.js';
 import { launchBrowser, makeKey, newPage, openLoggedIn, PHONE, screenshot, startServer } from '../lib/harness.mjs';
 
 let server;
@@ -134,4 +135,22 @@ test('a display name shows with the identicon everywhere; a look-alike is refuse
 
   assert.deepEqual(ada.errors, []);
   assert.deepEqual(bob.errors.filter((e) => !/status of 4\d\d/.test(e)), []);
+});
+
+test('the identicon is a mirrored 5 x 5 grid, a pure function of the address, different for different ones', () => {
+  const seen = new Set();
+  for (let i = 0; i < 300; i++) {
+    const address = `0x${randomBytes(32).toString('hex')}`;
+    const pattern = identiconPattern(address);
+    assert.deepEqual(identiconPattern(address.toUpperCase().replace('0X', '0x')), pattern, 'the case of the hex does not matter');
+    assert.ok(Number.isInteger(pattern.hue) && pattern.hue >= 0 && pattern.hue < 360);
+    assert.equal(pattern.cells.length, 5);
+    for (const row of pattern.cells) {
+      assert.equal(row.length, 5);
+      assert.deepEqual(row, [...row].reverse(), 'each row is mirrored');
+    }
+    seen.add(JSON.stringify(pattern));
+  }
+  // 15 free cells and a hue: two of 300 random addresses alike would be a broken drawing.
+  assert.ok(seen.size >= 295, `${seen.size} different of 300`);
 });
