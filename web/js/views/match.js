@@ -20,7 +20,7 @@ import { BoardView } from '../board.js';
 import { every, serverNow } from '../clock.js';
 import { announce, h, ICONS, icon, letterForKey, letterPicker, pageKeys, replace, toast } from '../dom.js';
 import { formatAmount, formatCountdown, gameName, shortAddress } from '../format.js';
-import { knownName, playerLabel, profileOf } from '../identity.js';
+import { knownName, playerLabel, profileOf, rememberProfile } from '../identity.js';
 import { downloadRecord } from '../notation.js';
 import { realtime } from '../realtime.js';
 import { ownersOf } from '../rules.js';
@@ -122,11 +122,11 @@ export function mount(root, ctx) {
     try {
       view = await api('GET', `/api/matches/${id}`);
       loadError = null;
-      // The players' names, for the status line and the result (asked once per address).
+      // The players' names and bot marks come with their seats; kept for every label.
       for (const seat of view?.players ?? []) {
-        if (seat.address && knownName(seat.address) === null) {
-          profileOf(seat.address).then((p) => p.name && render(), () => {});
-        }
+        if (!seat.address) continue;
+        if (seat.bot !== undefined) rememberProfile(seat.address, { name: seat.name ?? null, bot: seat.bot });
+        else if (knownName(seat.address) === null) profileOf(seat.address).then((p) => p.name && render(), () => {});
       }
     } catch (e) {
       if (!view) loadError = e instanceof Error ? e.message : String(e);
