@@ -31,6 +31,7 @@ const SHELL = [
   '/js/computer.js',
   '/js/dom.js',
   '/js/format.js',
+  '/js/identity.js',
   '/js/main.js',
   '/js/notation.js',
   '/js/realtime.js',

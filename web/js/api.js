@@ -63,7 +63,7 @@ export function onTokenRejected(fn) {
  * Calls the API.
  *
  * @template T
- * @param {'GET' | 'POST' | 'DELETE'} method
+ * @param {'GET' | 'POST' | 'PUT' | 'DELETE'} method
  * @param {string} path starting with /api/ (or /healthz)
  * @param {unknown} [body] sent as JSON
  * @param {{ auth?: boolean, idempotencyKey?: string, retried?: boolean }} [options]

@@ -35,6 +35,18 @@ export function syncClock(serverMs) {
   for (const fn of listeners) fn();
 }
 
+/**
+ * How long from `now` until just after the next instant in step with `anchor` (every `ms`
+ * from it, either way in time): 5 ms after it, so that a countdown read then has changed.
+ * @param {number} now
+ * @param {number} anchor
+ * @param {number} ms
+ */
+export function untilNextTick(now, anchor, ms) {
+  const since = (((now - anchor) % ms) + ms) % ms;
+  return ms - since + 5;
+}
+
 /** The server's time now, in ms since the epoch. */
 export function serverNow() {
   return Date.now() + offsetMs;
@@ -50,21 +62,26 @@ export function onClockChange(fn) {
 }
 
 /**
- * Calls `fn` now and then at every whole second of the server's clock (so countdowns
- * change when the server's seconds do), and when the estimate changes, until stopped.
+ * Calls `fn` now and then every `ms` in step with `anchor` (by default the server's whole
+ * seconds), and when the estimate changes, until stopped. A countdown to a deadline passes
+ * the deadline as its anchor: its text (whole seconds left, rounded up) changes when the
+ * time left crosses a whole second, which is in step with the deadline, not with the
+ * clock's seconds. Ticking on the clock's seconds instead would show each number up to a
+ * second too long, and the first one, right after a move, for up to two seconds.
  * @param {() => void} fn
  * @param {number} [ms]
+ * @param {() => number} [anchor] a time (server ms) the ticks fall in step with
  * @returns {() => void} stop
  */
-export function every(fn, ms = 1000) {
+export function every(fn, ms = 1000, anchor = () => 0) {
   let stopped = false;
   /** @type {number} */
   let timer = 0;
   const tick = () => {
     if (stopped) return;
     fn();
-    const wait = ms - (serverNow() % ms) + 5;
-    timer = window.setTimeout(tick, wait);
+    if (stopped) return;
+    timer = window.setTimeout(tick, untilNextTick(serverNow(), anchor(), ms));
   };
   tick();
   const off = onClockChange(fn);

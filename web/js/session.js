@@ -23,8 +23,8 @@ import { loadOrCreateWallet, signText, storeWallet, walletSupport } from './wall
  * @typedef {import('./realtime.js').ServerEvent} ServerEvent
  * @typedef {{ rating: number, deviation: number, volatility: number }} Rating
  * @typedef {{ rating: number, deviation: number, attempts: number, solved: number }} PuzzleRecord
- * @typedef {{ address: string, wins: number, games: number, draws: number, rating: Rating, active_match: number | null, puzzles?: PuzzleRecord }} PlayerView
- * @typedef {{ kind: 'human' | 'computer', address?: string, level?: string, marks: string[] }} SeatView
+ * @typedef {{ address: string, name?: string | null, bot?: boolean, wins: number, games: number, draws: number, rating: Rating, active_match: number | null, puzzles?: PuzzleRecord }} PlayerView
+ * @typedef {{ kind: 'human' | 'computer', address?: string, level?: string, marks: string[], name?: string, bot?: boolean }} SeatView
  * @typedef {{ seq: number, cell: number, mark: string, player: 'first' | 'second' }} MoveView
  * @typedef {{ before: number, after: number, change: number }} RatingChangeView
  * @typedef {{ reason: string, winner: 'first' | 'second' | null, winner_address: string | null, cells: number[], ended_ms: number, ratings?: RatingChangeView[] }} OutcomeView

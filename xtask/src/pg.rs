@@ -20,6 +20,8 @@ pub(crate) const POSTGRES_SUITES: &[&str] = &[
     "--test",
     "mcp",
     "--test",
+    "profiles",
+    "--test",
     "security",
     "--test",
     "system",

@@ -390,8 +390,8 @@ async fn a_match_shows_board_players_marks_turn_seq_deadline_outcome_cells_and_s
     assert_eq!(
         m["players"],
         json!([
-            { "kind": "human", "address": alice.address, "marks": ["X"] },
-            { "kind": "human", "address": bob.address, "marks": ["O"] },
+            { "kind": "human", "address": alice.address, "marks": ["X"], "bot": false },
+            { "kind": "human", "address": bob.address, "marks": ["O"], "bot": false },
         ])
     );
     assert_eq!(m["board"], "---------");

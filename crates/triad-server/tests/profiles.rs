@@ -253,6 +253,19 @@ async fn an_agent_is_marked_a_bot_for_good() {
     // A bot may take a name, and keeps its mark.
     let r = rename(&server, &bot, json!("deep_thought")).await;
     assert_eq!(r.expect(200)["bot"], true);
+    // Whoever it plays sees it on the match's seats.
+    let id = server.challenge_accepted(&person, &bot, 0).await;
+    let seats = server.match_(id).await["players"].clone();
+    assert_eq!(
+        (&seats[0]["bot"], &seats[0].get("name")),
+        (&json!(false), &None),
+        "{seats}"
+    );
+    assert_eq!(
+        (&seats[1]["bot"], &seats[1]["name"]),
+        (&json!(true), &json!("deep_thought")),
+        "{seats}"
+    );
 
     // Whoever uses MCP or A2A is an agent too.
     let mcp = login_as(&server, 4, None).await;

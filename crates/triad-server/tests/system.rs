@@ -15,6 +15,7 @@ const SERVED: &[(&str, &str)] = &[
     ("POST", "/api/auth/login"),
     ("POST", "/api/auth/logout"),
     ("GET", "/api/me"),
+    ("PUT", "/api/me/name"),
     ("POST", "/api/challenges"),
     ("GET", "/api/challenges"),
     ("POST", "/api/challenges/{id}/accept"),

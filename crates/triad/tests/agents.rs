@@ -254,6 +254,10 @@ async fn two_pairs_of_agents_play_100_games_through_a_real_server() {
     );
     let gb = player(&server, &key_gb.address_string()).await;
     assert_eq!(gb["wins"].as_u64(), Some(0));
+    // `triad agent` logs in as a bot: every one of the four is marked one.
+    for account in [&ga, &hb, &gb, &player(&server, &a).await] {
+        assert_eq!(account["bot"], true, "{account}");
+    }
     assert!(hb["rating"]["rating"].as_f64() > gb["rating"]["rating"].as_f64());
     eprintln!("100 games by four agents in {elapsed:?}");
     assert!(

@@ -9,7 +9,8 @@
 
 import { api } from '../api.js';
 import { h, replace, segmented } from '../dom.js';
-import { competitionRanks, shortAddress } from '../format.js';
+import { competitionRanks } from '../format.js';
+import { playerLabel } from '../identity.js';
 import { realtime } from '../realtime.js';
 import { headSeq, myAddress, onSession } from '../session.js';
 
@@ -93,7 +94,7 @@ export function mount(root, ctx) {
               'tr',
               { class: `${p.address === me ? 'is-me' : ''}${ranks[i] <= 3 ? ` medal-${ranks[i]}` : ''}` },
               h('td', { class: 'rank', text: i > 0 && ranks[i] === ranks[i - 1] ? `=${ranks[i]}` : String(ranks[i]) }),
-              h('td', {}, h('a', { class: 'mono', href: `/player/${p.address}`, text: shortAddress(p.address) }), p.address === me ? h('span', { class: 'tag', text: 'you' }) : null, p.active_match ? h('a', { class: 'tag tag-live', href: `/match/${p.active_match}`, text: 'playing' }) : null),
+              h('td', {}, playerLabel(p.address, { profile: { name: p.name ?? null, bot: p.bot === true } }), p.address === me ? h('span', { class: 'tag', text: 'you' }) : null, p.active_match ? h('a', { class: 'tag tag-live', href: `/match/${p.active_match}`, text: 'playing' }) : null),
               h('td', { class: 'num' }, h('strong', { text: Math.round(p.rating.rating).toString() }), h('span', { class: 'muted small', text: ` ±${Math.round(p.rating.deviation)}` })),
               h('td', { class: 'num', text: String(p.wins) }),
               h('td', { class: 'num', text: String(p.draws) }),

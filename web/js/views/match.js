@@ -20,6 +20,7 @@ import { BoardView } from '../board.js';
 import { every, serverNow } from '../clock.js';
 import { announce, h, ICONS, icon, letterForKey, letterPicker, pageKeys, replace, toast } from '../dom.js';
 import { formatAmount, formatCountdown, gameName, shortAddress } from '../format.js';
+import { knownName, playerLabel, profileOf, rememberProfile } from '../identity.js';
 import { downloadRecord } from '../notation.js';
 import { realtime } from '../realtime.js';
 import { ownersOf } from '../rules.js';
@@ -83,7 +84,7 @@ export function mount(root, ctx) {
     if (!seat) return i === 0 ? 'First player' : 'Second player';
     if (seat.kind === 'computer') return `Computer (${seat.level})`;
     if (i === mySeat()) return 'You';
-    return shortAddress(seat.address ?? '');
+    return knownName(seat.address ?? '') ?? shortAddress(seat.address ?? '');
   };
   const glyph = (/** @type {0 | 1} */ i) => (view?.game === 'sos' ? String(i + 1) : i === 0 ? 'X' : 'O');
   const turnSeat = () => (view?.turn === 'first' ? 0 : view?.turn === 'second' ? 1 : null);
@@ -121,6 +122,12 @@ export function mount(root, ctx) {
     try {
       view = await api('GET', `/api/matches/${id}`);
       loadError = null;
+      // The players' names and bot marks come with their seats; kept for every label.
+      for (const seat of view?.players ?? []) {
+        if (!seat.address) continue;
+        if (seat.bot !== undefined) rememberProfile(seat.address, { name: seat.name ?? null, bot: seat.bot });
+        else if (knownName(seat.address) === null) profileOf(seat.address).then((p) => p.name && render(), () => {});
+      }
     } catch (e) {
       if (!view) loadError = e instanceof Error ? e.message : String(e);
       if (!view && e instanceof ApiError && e.status === 404) {
@@ -223,7 +230,17 @@ export function mount(root, ctx) {
       .catch(() => {});
   }
   const stopSession = onSession(() => render());
-  const stopTicker = every(() => renderClock());
+  // The countdowns tick in step with the deadline shown (`every`'s anchor); a new
+  // deadline (a move, a start) sets the ticker again, so its first second is whole too.
+  let tickAnchor = 0;
+  let stopTicker = every(() => renderClock(), 1000, () => tickAnchor);
+  function alignTicker() {
+    const anchor = view?.deadline?.at_ms ?? 0;
+    if (anchor === tickAnchor) return;
+    tickAnchor = anchor;
+    stopTicker();
+    stopTicker = every(() => renderClock(), 1000, () => tickAnchor);
+  }
 
   /**
    * Why a square cannot be played now, or null when there is nothing to say.
@@ -432,6 +449,7 @@ export function mount(root, ctx) {
     }
 
     renderSide(mine, turn);
+    alignTicker();
     renderClock();
   }
 
@@ -477,7 +495,7 @@ export function mount(root, ctx) {
       const toMove = turn === i && (v.phase === 'in_progress' || v.phase === 'ready');
       const won = v.outcome?.winner === (i === 0 ? 'first' : 'second');
       const who = seat?.address
-        ? h('a', { href: `/player/${seat.address}`, class: 'player-link mono', text: shortAddress(seat.address) })
+        ? playerLabel(seat.address)
         : h('span', { text: seatName(i) });
       return h(
         'li',

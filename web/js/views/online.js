@@ -13,6 +13,7 @@ import { api, ApiError, INSUFFICIENT_BALANCE } from '../api.js';
 import { every, serverNow } from '../clock.js';
 import { announce, h, ICONS, icon, replace, segmented, toast } from '../dom.js';
 import { formatAmount, formatCountdown, gameName, isAddress, notEnoughText, parseAmount, shortAddress } from '../format.js';
+import { playerLabel } from '../identity.js';
 import { realtime } from '../realtime.js';
 import { headSeq, login, myAddress, onInbox, onSession, refreshMe, session } from '../session.js';
 
@@ -433,7 +434,7 @@ export function mount(root, ctx) {
                   'span',
                   { class: 'row-main' },
                   h('span', {}, h('strong', { text: gameName(m.game) }), h('span', { class: 'muted', text: ` · ${m.stake === '0' ? 'free' : `stake ${formatAmount(m.stake)}`}` })),
-                  h('span', { class: 'muted small' }, h('span', { class: 'mono', text: shortAddress(m.host) }), ' is waiting'),
+                  h('span', { class: 'muted small' }, playerLabel(m.host, { size: 16 }), ' is waiting'),
                 ),
                 m.host !== myAddress() && online && !active
                   ? h('button', {
@@ -458,7 +459,7 @@ export function mount(root, ctx) {
                   'span',
                   { class: 'row-main' },
                   h('span', {}, h('span', { class: 'live-dot', 'aria-hidden': 'true' }), h('strong', { text: `${gameName(m.game)} · #${m.id}` }), m.stake !== '0' ? h('span', { class: 'muted', text: ` · stake ${formatAmount(m.stake)}` }) : null),
-                  h('span', { class: 'muted small mono', text: (m.players ?? []).map((p) => shortAddress(p.address ?? 'computer')).join('  vs  ') }),
+                  h('span', { class: 'muted small seats' }, (m.players ?? []).flatMap((p, i) => [i ? ' vs ' : null, p.address ? playerLabel(p.address, { size: 16 }) : `computer (${p.level})`])),
                 ),
                 h('a', { class: 'btn btn-small', href: `/match/${m.id}` }, icon(ICONS.eye), 'Watch'),
               ),
@@ -532,7 +533,7 @@ export function mount(root, ctx) {
       h(
         'span',
         { class: 'row-main' },
-        h('span', {}, incoming ? 'From ' : 'To ', h('a', { class: 'mono', href: `/player/${other}`, text: shortAddress(other) })),
+        h('span', {}, incoming ? 'From ' : 'To ', playerLabel(other, { size: 16 })),
         h('span', { class: 'muted small', text: `${terms} · expires in ${formatCountdown(expires)}` }),
       ),
       h('span', { class: 'row-actions' }, buttons),

@@ -8,6 +8,7 @@
 import { api } from '../api.js';
 import { copyButton, h, ICONS, icon, replace } from '../dom.js';
 import { formatAmount, formatWhen, gameName, isAddress, shortAddress } from '../format.js';
+import { botBadge, identicon, rememberProfile } from '../identity.js';
 import { realtime } from '../realtime.js';
 import { headSeq, myAddress, onSession } from '../session.js';
 
@@ -31,13 +32,14 @@ export function mount(root, ctx) {
   let error = isAddress(address) ? null : 'This is not an address: an address is 0x followed by 64 hexadecimal digits.';
   const body = h('div', { class: 'player-body' });
   const title = h('h1', { class: 'page-title' });
+  const badge = h('span', { class: 'player-title-badge' });
 
   replace(
     root,
     h(
       'section',
       { class: 'view view-player' },
-      h('div', { class: 'page-head' }, title),
+      h('div', { class: 'page-head player-head' }, isAddress(address) ? identicon(address, 48) : null, title, badge),
       h('div', { class: 'card address-card' }, h('span', { class: 'mono address-full', text: address }), copyButton(() => address, 'address')),
       body,
     ),
@@ -52,6 +54,7 @@ export function mount(root, ctx) {
         api('GET', `/api/matches?player=${address}&limit=10`, undefined, { auth: false }),
       ]);
       player = p;
+      rememberProfile(address, { name: p.name ?? null, bot: p.bot === true });
       recent = page.matches;
       error = null;
     } catch (e) {
@@ -74,7 +77,10 @@ export function mount(root, ctx) {
   }
 
   function render() {
-    title.textContent = address === myAddress() ? 'Your page' : `Player ${shortAddress(address)}`;
+    const name = player?.name;
+    const mine = address === myAddress();
+    title.textContent = name ? (mine ? `${name} (you)` : name) : mine ? 'Your page' : `Player ${shortAddress(address)}`;
+    badge.replaceChildren(...(player?.bot ? [botBadge()] : []));
     if (error) {
       replace(body, h('p', { class: 'inline-error', role: 'alert', text: error }));
       return;

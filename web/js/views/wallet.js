@@ -1,14 +1,15 @@
 // @ts-check
 /**
- * The wallet: the address with a copy button, the balance and the ledger, withdrawals,
- * exporting and importing the key, logging in and out; and for the owner, deposits, the
- * reserve and collecting it.
+ * The wallet: the address with a copy button, the display name (set, change, clear), the
+ * balance and the ledger, withdrawals, exporting and importing the key, logging in and out;
+ * and for the owner, deposits, the reserve and collecting it.
  * @module
  */
 
 import { api, ApiError, INSUFFICIENT_BALANCE } from '../api.js';
 import { announce, copyButton, h, ICONS, icon, replace, toast } from '../dom.js';
 import { formatAmount, isAddress, notEnoughText, parseAmount } from '../format.js';
+import { playerLabel, rememberProfile } from '../identity.js';
 import { exportKeyFile, readKeyFile } from '../wallet.js';
 import { login, logout, onInbox, onSession, refreshMe, session, switchWallet } from '../session.js';
 
@@ -51,6 +52,7 @@ export function mount(root) {
   let reserve = null;
 
   const identity = h('div', { class: 'card wallet-identity' });
+  const profile = h('div', { class: 'card wallet-name' });
   const money = h('div', { class: 'card' });
   const ledger = h('div', { class: 'card' });
   const keys = h('div', { class: 'card' });
@@ -61,7 +63,7 @@ export function mount(root) {
       'section',
       { class: 'view view-wallet' },
       h('div', { class: 'page-head' }, h('h1', { class: 'page-title', text: 'Wallet' })),
-      h('div', { class: 'wallet-grid' }, h('div', { class: 'column' }, identity, money, owner), h('div', { class: 'column' }, ledger, keys)),
+      h('div', { class: 'wallet-grid' }, h('div', { class: 'column' }, identity, profile, money, owner), h('div', { class: 'column' }, ledger, keys)),
     ),
   );
 
@@ -104,6 +106,68 @@ export function mount(root) {
           : session.status !== 'logging-in' && session.status !== 'unsupported'
             ? h('button', { class: 'btn btn-small btn-primary', type: 'button', text: 'Log in', onclick: () => login() })
             : null,
+      ),
+    );
+  }
+
+  let profileKey = '';
+  function renderProfile() {
+    const me = session.me;
+    // Rebuilt only when the name changes, so typing keeps its focus.
+    const key = me ? `${me.address}|${me.stats.name ?? ''}|${me.stats.bot}` : '';
+    if (key === profileKey) return;
+    profileKey = key;
+    if (!me) {
+      replace(profile, h('h2', { class: 'card-title', text: 'Display name' }), h('p', { class: 'muted', text: 'Log in to choose a display name.' }));
+      return;
+    }
+    const current = me.stats.name ?? null;
+    rememberProfile(me.address, { name: current, bot: me.stats.bot === true });
+    const input = h('input', { class: 'input', id: 'display-name', type: 'text', value: current ?? '', placeholder: 'e.g. ada_l', autocomplete: 'nickname', spellcheck: 'false', maxlength: '20', 'aria-describedby': 'display-name-rules display-name-error' });
+    const error = h('p', { class: 'inline-error', id: 'display-name-error', role: 'alert', hidden: true });
+    /** @param {string | null} name */
+    const save = async (name) => {
+      error.hidden = true;
+      input.removeAttribute('aria-invalid');
+      try {
+        /** @type {{ name: string | null, bot: boolean }} */
+        const saved = await api('PUT', '/api/me/name', { name });
+        rememberProfile(me.address, saved);
+        const said = saved.name ? `Your display name is now ${saved.name}.` : 'Your display name is cleared.';
+        announce(said);
+        toast(said, { kind: 'success' });
+        await refreshMe();
+      } catch (err) {
+        error.hidden = false;
+        error.textContent = err instanceof Error ? err.message : String(err);
+        input.setAttribute('aria-invalid', 'true');
+        input.focus();
+      }
+    };
+    replace(
+      profile,
+      h('h2', { class: 'card-title', text: 'Display name' }),
+      h('p', { class: 'profile-preview' }, playerLabel(me.address, { profile: { name: current, bot: me.stats.bot === true }, link: false, size: 32 })),
+      h(
+        'form',
+        {
+          class: 'inline-form',
+          onsubmit: (/** @type {Event} */ e) => {
+            e.preventDefault();
+            const name = input.value.trim();
+            save(name === '' ? null : name);
+          },
+        },
+        h('label', { class: 'field-label', for: 'display-name', text: 'Name shown beside your address' }),
+        h(
+          'div',
+          { class: 'input-row' },
+          input,
+          h('button', { class: 'btn btn-primary', type: 'submit', text: 'Save' }),
+          current ? h('button', { class: 'btn', type: 'button', text: 'Clear', onclick: () => save(null) }) : null,
+        ),
+        error,
+        h('p', { class: 'muted small', id: 'display-name-rules', text: '3 to 20 letters, digits, _ or -. Names that look alike (O and 0, l and 1, rn and m…) count as the same. Your address stays your identity.' }),
       ),
     );
   }
@@ -338,6 +402,7 @@ export function mount(root) {
   let lastBalance = '';
   const stopSession = onSession(() => {
     renderIdentity();
+    renderProfile();
     const balance = session.me?.balance ?? '';
     if (balance !== lastBalance) {
       lastBalance = balance;
@@ -361,6 +426,7 @@ export function mount(root) {
   });
 
   renderIdentity();
+  renderProfile();
   renderMoney();
   renderLedger();
   renderKeys();

@@ -450,7 +450,7 @@ impl Api {
                 262,
                 "display_name_taken",
                 S::CONFLICT,
-                "another player's name is this one or looks like it (case, 0/o, 1/l/i, 5/s, 2/z, 8/b, rn/m, vv/w and -/_ count as alike); choose another",
+                "this is another player's name, or looks like one (case, 0/o, 1/l/i, 5/s, 2/z, 8/b, 3/e, 4/a, 7/t, rn/m, vv/w and -/_ count as alike); choose another",
             ),
             Api::TooManyRenames => (
                 263,
@@ -666,7 +666,7 @@ impl From<ProfileError> for ApiError {
             ProfileError::Taken(name) => ApiError::with_message(
                 Api::DisplayNameTaken,
                 format!(
-                    "another player's name is {name:?} or looks like it (case, 0/o, 1/l/i, 5/s, 2/z, 8/b, rn/m, vv/w and -/_ count as alike); choose another"
+                    "{name:?} is another player's name, or looks like one (case, 0/o, 1/l/i, 5/s, 2/z, 8/b, 3/e, 4/a, 7/t, rn/m, vv/w and -/_ count as alike); choose another"
                 ),
             ),
             ProfileError::TooFrequent { retry_after_s } => ApiError::with_message(

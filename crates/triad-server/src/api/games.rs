@@ -537,18 +537,19 @@ pub async fn play_computer(
     .await
 }
 
-/// A match's full state.
+/// A match's full state, each person's seat with their display name and bot mark.
 #[utoipa::path(get, path = "/api/matches/{id}", tag = "matches", params(("id" = u64, Path, description = "Match id")),
     responses((status = 200, body = MatchView), (status = 404, body = ErrorBody), (status = "4XX", body = ErrorBody)))]
 pub async fn get_match(
     State(state): State<ApiState>,
     Path(id): Path<u64>,
 ) -> Result<Json<MatchView>, ApiError> {
-    state
+    let view = state
         .match_view(MatchId(id))
         .await?
-        .map(Json)
-        .ok_or_else(|| ApiError::from(triad_engine::EngineError::UnknownMatch))
+        .ok_or_else(|| ApiError::from(triad_engine::EngineError::UnknownMatch))?;
+    let profiles = state.profiles.of_each(&view.seated()).await?;
+    Ok(Json(view.with_profiles(&profiles)))
 }
 
 /// A match's board as a string (the `cryptosos` contract's `getGameState()`).

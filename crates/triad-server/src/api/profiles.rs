@@ -31,7 +31,7 @@ pub struct ProfileView {
 }
 
 /// Take, change or clear my display name. Names are unique up to look-alikes (case,
-/// 0/o, 1/l/i, 5/s, 2/z, 8/b, rn/m, vv/w and -/_ count as alike); a few renames an hour.
+/// 0/o, 1/l/i, 5/s, 2/z, 8/b, 3/e, 4/a, 7/t, rn/m, vv/w and -/_ count as alike); a few renames an hour.
 #[utoipa::path(put, path = "/api/me/name", tag = "players", request_body = NameRequest,
     responses((status = 200, body = ProfileView), (status = "4XX", body = ErrorBody)), security(("bearer" = [])))]
 pub async fn set_name(

@@ -18,6 +18,15 @@ pub struct SeatView {
     pub level: Option<String>,
     /// The marks this seat places: `["X"]`, `["O"]` or `["S","O"]`.
     pub marks: Vec<String>,
+    /// The player's display name, if any (humans only; `GET /api/matches/{id}` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Whether the player is a bot (humans only; `GET /api/matches/{id}` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bot: Option<bool>,
+    /// The seat's address, to look its profile up.
+    #[serde(skip)]
+    pub(crate) who: Option<Address>,
 }
 
 /// A move already made.
@@ -159,17 +168,49 @@ fn seat_view(seat: Seat, game: GameKind, player: Player) -> SeatView {
             address: Some(a.to_string()),
             level: None,
             marks,
+            name: None,
+            bot: None,
+            who: Some(a),
         },
         Seat::Computer(level) => SeatView {
             kind: "computer",
             address: None,
             level: Some(plain(&level)),
             marks,
+            name: None,
+            bot: None,
+            who: None,
         },
     }
 }
 
 impl MatchView {
+    /// The people seated, to look their profiles up ([`MatchView::with_profiles`]).
+    #[must_use]
+    pub fn seated(&self) -> Vec<Address> {
+        self.players
+            .iter()
+            .flatten()
+            .filter_map(|s| s.who)
+            .collect()
+    }
+
+    /// The same view with each person's display name and bot mark on their seat.
+    #[must_use]
+    pub fn with_profiles(
+        mut self,
+        profiles: &std::collections::HashMap<Address, crate::profiles::Profile>,
+    ) -> MatchView {
+        for seat in self.players.iter_mut().flatten() {
+            if let Some(who) = seat.who {
+                let profile = profiles.get(&who);
+                seat.name = profile.and_then(|p| p.name.clone());
+                seat.bot = Some(profile.is_some_and(|p| p.bot));
+            }
+        }
+        self
+    }
+
     /// The view of a match under a configuration.
     #[must_use]
     pub fn new(m: &Match, config: &Config) -> MatchView {

@@ -30,6 +30,9 @@ pub const LOOK_ALIKES: &[(char, char)] = &[
     ('5', 's'),
     ('2', 'z'),
     ('8', 'b'),
+    ('3', 'e'),
+    ('4', 'a'),
+    ('7', 't'),
     ('-', '_'),
 ];
 
@@ -261,6 +264,9 @@ mod tests {
             ("barn", "bam"),
             ("vvin", "win"),
             ("a-b", "a_b"),
+            ("l33t", "leet"),
+            ("4da", "ada"),
+            ("7om", "tom"),
             ("MiXeD", "mixed"),
         ] {
             assert_eq!(skeleton(a), skeleton(b), "{a} and {b}");
@@ -273,7 +279,7 @@ mod tests {
             ("alice", "alicf"),
             ("bob", "bab"),
             ("amy", "ann"),
-            ("ab3", "ab4"),
+            ("ab3", "ab9"),
         ] {
             assert_ne!(skeleton(a), skeleton(b), "{a} and {b}");
         }

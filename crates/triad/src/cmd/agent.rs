@@ -5,6 +5,9 @@
 //! record beside its own.
 //!
 //! With `--a2a`, it plays another A2A agent directly instead ([`a2a`]).
+//!
+//! It always logs in as a bot (`"bot": true`, with `--a2a` too): the server marks its
+//! account one, for good, so every person it plays sees the badge.
 
 mod a2a;
 mod tournament;
