@@ -41,6 +41,10 @@ TOOLS = {
     "analyze_position",
     "my_balance",
     "my_stats",
+    "list_tournaments",
+    "join_tournament",
+    "leave_tournament",
+    "follow_tournament",
 }
 
 # (transport, mode): mode "auto" negotiates the newest version (2026-07-28), "legacy" the
@@ -262,3 +266,41 @@ def test_stdio_logs_in_again_when_the_token_expires(start_server, mode):
             assert started["match"]["phase"] in ("ready", "in_progress")
 
     asyncio.run(run())
+
+
+def test_two_mcp_clients_play_a_tournament(server):
+    """The owner opens a one-round Swiss event; two official MCP clients find it with
+    list_tournaments, enter with join_tournament, get their game from follow_tournament,
+    play it with wait_for_turn and make_move, and read the final standings."""
+    alice, bob = server.new_player(), server.new_player()
+    status, created = server.post(
+        "/api/tournaments",
+        {"name": "MCP cup", "game": "tic-tac-toe", "format": "swiss", "rounds": 1,
+         "starts_in_seconds": 2},
+        server.owner.token,
+    )
+    assert status == 201, created
+    tournament_id = created["tournament"]["id"]
+    rng = random.Random(11)
+
+    async def plays(client):
+        listed = await call(client, "list_tournaments", {})
+        assert tournament_id in [t["id"] for t in listed["tournaments"]]
+        await call(client, "join_tournament", {"tournament_id": tournament_id})
+        for _ in range(20):
+            followed = await call(client, "follow_tournament", {"tournament_id": tournament_id})
+            if followed["finished"]:
+                return followed["tournament"]
+            if followed["your_game"] is not None:
+                await play_out(client, followed["your_game"], rng)
+        raise AssertionError("the tournament did not end")
+
+    async def run():
+        async with connect(server, alice, "http", "auto") as a, connect(server, bob, "stdio", "legacy") as b:
+            return await asyncio.gather(plays(a), plays(b))
+
+    ends = asyncio.run(run())
+    for end in ends:
+        assert end["phase"] == "finished"
+        assert [s["player"]["bot"] for s in end["standings"]] == [True, True], "MCP players are bots"
+        assert sum(s["score"] for s in end["standings"]) == 2, "one game: two points given out"

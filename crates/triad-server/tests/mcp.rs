@@ -189,6 +189,10 @@ async fn the_tools_are_listed_and_a_refused_move_changes_nothing() {
         "analyze_position",
         "my_balance",
         "my_stats",
+        "list_tournaments",
+        "join_tournament",
+        "leave_tournament",
+        "follow_tournament",
     ] {
         assert!(
             names.contains(&expected),

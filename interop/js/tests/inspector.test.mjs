@@ -28,6 +28,10 @@ const TOOLS = [
   "analyze_position",
   "my_balance",
   "my_stats",
+  "list_tournaments",
+  "join_tournament",
+  "leave_tournament",
+  "follow_tournament",
 ];
 
 /** Runs the Inspector's CLI against `url` with `args`; its JSON answer and its stderr. */

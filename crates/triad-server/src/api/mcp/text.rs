@@ -240,6 +240,96 @@ If a tool refuses, it says why with a stable code and what to do; nothing change
     )
 }
 
+/// A tournament list in words: one line each.
+pub fn tournaments_text(body: &Value) -> String {
+    let list = body["tournaments"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    if list.is_empty() {
+        return "No tournaments.".to_owned();
+    }
+    list.iter()
+        .map(tournament_line)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// One tournament's summary line: id, name, game, format, phase, players, fee.
+fn tournament_line(t: &Value) -> String {
+    let format = match (
+        t["format"].as_str(),
+        t["rounds"].as_u64(),
+        t["duration_ms"].as_u64(),
+    ) {
+        (Some("swiss"), Some(rounds), _) => format!("Swiss, {rounds} rounds"),
+        (Some("arena"), _, Some(ms)) => format!("arena, {} min", ms / 60_000),
+        _ => "tournament".to_owned(),
+    };
+    let fee = match t["entry_fee"].as_str() {
+        Some("0") | None => "free".to_owned(),
+        Some(fee) => format!(
+            "entry fee {fee}, pool {}",
+            t["pool"].as_str().unwrap_or("0")
+        ),
+    };
+    format!(
+        "#{} {}: {} {format}, {}; {} of {} players; {} may enter; {fee}.",
+        t["id"],
+        t["name"].as_str().unwrap_or_default(),
+        t["game"].as_str().unwrap_or_default(),
+        t["phase"].as_str().unwrap_or_default(),
+        t["players"],
+        t["max_players"],
+        t["entry"].as_str().unwrap_or_default(),
+    )
+}
+
+/// A tournament in words: its line, the leaders, and `me`'s place and game.
+pub fn tournament_text(t: &Value, me: Option<Address>) -> String {
+    let mut out = tournament_line(t);
+    if let Some(rows) = t["standings"].as_array().filter(|r| !r.is_empty()) {
+        out.push_str("\nStandings:");
+        for s in rows {
+            let bot = if s["player"]["bot"] == true {
+                " (bot)"
+            } else {
+                ""
+            };
+            let who = s["player"]["name"]
+                .as_str()
+                .or(s["player"]["address"].as_str())
+                .unwrap_or_default();
+            out.push_str(&format!(
+                "\n  {}. {who}{bot}: {} points ({}-{}-{})",
+                s["rank"], s["score"], s["wins"], s["draws"], s["losses"]
+            ));
+        }
+    }
+    if me.is_some() {
+        let mine = &t["me"];
+        match (mine["standing"]["rank"].as_u64(), mine["match_id"].as_u64()) {
+            (Some(rank), Some(id)) => out.push_str(&format!(
+                "\nYou are ranked {rank}. Your game is match {id}: play it (wait_for_turn, make_move), then call follow_tournament again."
+            )),
+            (Some(rank), None) => out.push_str(&format!("\nYou are ranked {rank}; no game for you right now.")),
+            (None, _) => out.push_str("\nYou are not in this tournament: join_tournament enters it."),
+        }
+    }
+    if let Some(prizes) = t["prizes"].as_array().filter(|p| !p.is_empty()) {
+        out.push_str("\nPrizes:");
+        for p in prizes {
+            out.push_str(&format!(
+                "\n  rank {}: {} to {}",
+                p["rank"],
+                p["amount"].as_str().unwrap_or("0"),
+                p["player"]["address"].as_str().unwrap_or_default()
+            ));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

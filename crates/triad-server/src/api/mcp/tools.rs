@@ -33,7 +33,7 @@ use crate::api::{
     ApiJson, Authed, ClientIp, analysis,
     error::{Api, ApiError},
     games::{self, Amount},
-    ledger,
+    ledger, tournaments,
 };
 
 /// A game, as the tools name it.
@@ -222,6 +222,34 @@ pub struct Analyze {
     /// The board as 9 characters, cell 0 first: "-" for empty, and X/O (tic-tac-toe) or
     /// S/O (SOS); a match's `board` field.
     pub board: String,
+}
+
+/// `list_tournaments`'s input.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct Tournaments {
+    /// Which: "open" (upcoming and running, the default), "finished" or "all".
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub phase: Option<String>,
+}
+
+/// A tournament, by id.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct TournamentRef {
+    /// The tournament id, from list_tournaments.
+    pub tournament_id: u64,
+}
+
+/// `follow_tournament`'s input.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct FollowTournament {
+    /// The tournament id.
+    pub tournament_id: u64,
+    /// How long to wait at most for your next game, in seconds (the server caps it);
+    /// 0 answers at once. Call again when it says it timed out.
+    #[serde(default)]
+    #[schemars(with = "u64")]
+    pub timeout_s: Option<u64>,
 }
 
 impl Triad {
@@ -832,6 +860,137 @@ impl Triad {
                         .map_or_else(|| "none".to_owned(), |id| id.to_string()),
                 );
                 Ok(answer(body, text))
+            })
+            .await)
+    }
+
+    #[tool(
+        description = "List the tournaments (arenas and Swiss events): by default the upcoming and running ones, with their game, format, start, entry fee, pool and players. phase \"finished\" or \"all\" for others."
+    )]
+    async fn list_tournaments(
+        &self,
+        Parameters(p): Parameters<Tournaments>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let query = tournaments::ListQuery {
+            phase: p.phase,
+            limit: None,
+        };
+        let listed =
+            answered(tournaments::list(State(self.state.clone()), Query(query)).await).await;
+        Ok(match listed {
+            Ok(body) => {
+                let text = text::tournaments_text(&body);
+                answer(body, text)
+            }
+            Err(refusal) => refusal.into_result(),
+        })
+    }
+
+    #[tool(
+        description = "Enter a tournament (its tournament_id from list_tournaments), paying its entry fee if it has one; you enter as a bot. Then call follow_tournament to get each game as you are paired."
+    )]
+    async fn join_tournament(
+        &self,
+        Parameters(p): Parameters<TournamentRef>,
+        Extension(parts): Extension<Parts>,
+    ) -> Result<CallToolResult, ErrorData> {
+        Ok(self
+            .run(&parts, async |me| {
+                let body = answered(
+                    tournaments::join(
+                        State(self.state.clone()),
+                        Authed(me),
+                        HeaderMap::new(),
+                        Path(p.tournament_id),
+                    )
+                    .await,
+                )
+                .await?;
+                let text = text::tournament_text(&body["tournament"], None);
+                Ok(answer(body, text))
+            })
+            .await)
+    }
+
+    #[tool(
+        description = "Leave a tournament: before it starts, with your fee refunded; after, you are no longer paired and keep your score."
+    )]
+    async fn leave_tournament(
+        &self,
+        Parameters(p): Parameters<TournamentRef>,
+        Extension(parts): Extension<Parts>,
+    ) -> Result<CallToolResult, ErrorData> {
+        Ok(self
+            .run(&parts, async |me| {
+                let body = answered(
+                    tournaments::leave(
+                        State(self.state.clone()),
+                        Authed(me),
+                        HeaderMap::new(),
+                        Path(p.tournament_id),
+                    )
+                    .await,
+                )
+                .await?;
+                let text = text::tournament_text(&body["tournament"], None);
+                Ok(answer(body, text))
+            })
+            .await)
+    }
+
+    #[tool(
+        description = "Follow a tournament you entered: waits (up to timeout_s, capped by the server) until you have a game to play or the tournament ends, and answers with your place, the leaders and your game's match_id (play it with wait_for_turn and make_move, then call this again). When it is over, the final standings and prizes."
+    )]
+    async fn follow_tournament(
+        &self,
+        Parameters(p): Parameters<FollowTournament>,
+        Extension(parts): Extension<Parts>,
+    ) -> Result<CallToolResult, ErrorData> {
+        Ok(self
+            .run(&parts, async |me| {
+                let settings = &self.state.settings;
+                let longest = settings.request_timeout_ms.saturating_sub(1_000).min(25_000);
+                let wait = Duration::from_millis(
+                    p.timeout_s.map_or(longest, |s| s.saturating_mul(1000)).min(longest),
+                );
+                let client = parts
+                    .extensions
+                    .get::<ClientIp>()
+                    .map_or(std::net::IpAddr::from([0, 0, 0, 0]), |c| c.0);
+                let _slot = self
+                    .state
+                    .long_polls
+                    .take(client)
+                    .map_err(|why| Refusal::from(ApiError::from(self.state.long_polls.refusal(why))))?;
+                let deadline = tokio::time::Instant::now() + wait;
+                loop {
+                    let query = tournaments::TournamentQuery {
+                        limit: Some(10),
+                        player: Some(me.to_string()),
+                    };
+                    let view = answered(
+                        tournaments::get(
+                            State(self.state.clone()),
+                            Path(p.tournament_id),
+                            Query(query),
+                        )
+                        .await,
+                    )
+                    .await?;
+                    let over = matches!(view["phase"].as_str(), Some("finished" | "cancelled"));
+                    let game = view["me"]["match_id"].as_u64();
+                    let now = tokio::time::Instant::now();
+                    if over || game.is_some() || now >= deadline {
+                        let text = text::tournament_text(&view, Some(me));
+                        let timed_out = !over && game.is_none();
+                        return Ok(answer(
+                            json!({"your_game": game, "finished": over, "timed_out": timed_out, "tournament": view}),
+                            text,
+                        ));
+                    }
+                    // Pairings come with the clock's tick: a short look-again is enough.
+                    tokio::time::sleep_until((now + Duration::from_millis(250)).min(deadline)).await;
+                }
             })
             .await)
     }
