@@ -26,6 +26,8 @@ pub(crate) const POSTGRES_SUITES: &[&str] = &[
     "--test",
     "system",
     "--test",
+    "tournaments",
+    "--test",
     "transcript",
     "--test",
     "web",
