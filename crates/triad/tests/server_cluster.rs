@@ -261,3 +261,168 @@ async fn three_nodes_survive_a_sigkill_mid_game_and_the_audit_holds() {
          {failovers} requests went to another node"
     );
 }
+
+/// A staked Swiss event on two nodes of one database: the owner creates it on one, four
+/// `triad agent --tournament` processes enter and play through both, each node's clock
+/// moves (each ticks when its clock says a round is due, and the database serialises
+/// them), and both nodes end with the same standings, prizes and money, which the log
+/// alone rebuilds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tournament_runs_across_two_nodes() {
+    let url = fresh_database().await;
+    let owner_key = new_key();
+    let owner_address = owner_key.address_string();
+    let dirs: Vec<tempfile::TempDir> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
+    let mut servers = Vec::new();
+    for dir in &dirs {
+        let addr = format!("127.0.0.1:{}", free_port());
+        servers.push(
+            Server::start(
+                dir.path(),
+                &owner_address,
+                &[
+                    "--addr",
+                    &addr,
+                    "--database",
+                    &url,
+                    "--seed",
+                    "13",
+                    "--tournament-round-gap-ms",
+                    "300",
+                ],
+            )
+            .await,
+        );
+    }
+    let apis: Vec<Api> = servers.iter().map(|s| s.api.clone()).collect();
+    let owner = apis[0].login(&owner_key).await;
+    let created = apis[0]
+        .post(
+            "/api/tournaments",
+            Some(&owner.token),
+            &json!({"name": "Two nodes", "game": "sos", "format": "swiss", "rounds": 3,
+                    "starts_in_seconds": 60, "entry_fee": E.to_string(),
+                    "prizes_bps": [7000, 2000]}),
+        )
+        .await
+        .ok();
+    let id = created["tournament"]["id"].as_u64().unwrap();
+    let mut agents = Vec::new();
+    for i in 0..4 {
+        let key = new_key();
+        let path = dirs[0].path().join(format!("agent-{i}.json"));
+        key.save(&path, false).unwrap();
+        let player = apis[i % 2].login(&key).await;
+        apis[i % 2].deposit(&owner, &player, D).await.ok();
+        let log = std::fs::File::create(dirs[0].path().join(format!("agent-{i}.err"))).unwrap();
+        agents.push(
+            std::process::Command::new(env!("CARGO_BIN_EXE_triad"))
+                .env_clear()
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                .env("TRIAD_SERVER", &apis[i % 2].base)
+                .env("TRIAD_KEY_FILE", &path)
+                .args([
+                    "agent",
+                    "--tournament",
+                    &id.to_string(),
+                    "--strategy",
+                    "random",
+                ])
+                .args(["--seed", &i.to_string()])
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(log)
+                .spawn()
+                .unwrap(),
+        );
+    }
+    apis[1]
+        .poll("four entrants, seen on the other node", || async {
+            let t = apis[1]
+                .get(&format!("/api/tournaments/{id}"), None)
+                .await
+                .ok();
+            (t["players"] == 4).then_some(())
+        })
+        .await;
+    // Both clocks move: a second every 150 ms, each node ticking by its own.
+    let started = std::time::Instant::now();
+    let mut statuses = vec![None; agents.len()];
+    while statuses.iter().any(Option::is_none) {
+        for api in &apis {
+            api.advance(if started.elapsed() < Duration::from_millis(200) {
+                60_000
+            } else {
+                1_000
+            })
+            .await;
+        }
+        for (agent, status) in agents.iter_mut().zip(statuses.iter_mut()) {
+            if status.is_none() {
+                *status = agent.try_wait().unwrap();
+            }
+        }
+        let logs = || {
+            (0..4)
+                .map(|i| {
+                    std::fs::read_to_string(dirs[0].path().join(format!("agent-{i}.err"))).unwrap()
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the agents did not finish:\n{}",
+            logs()
+        );
+        tokio::time::sleep(Duration::from_millis(150)).await;
+    }
+    for (i, status) in statuses.into_iter().enumerate() {
+        assert!(status.unwrap().success(), "agent {i} failed");
+    }
+    // Both nodes tell the same end.
+    let views: Vec<serde_json::Value> = {
+        let mut v = Vec::new();
+        for api in &apis {
+            let t = api
+                .poll("the end on this node", || async {
+                    let t = api.get(&format!("/api/tournaments/{id}"), None).await.ok();
+                    (t["phase"] == "finished").then_some(t)
+                })
+                .await;
+            v.push(t);
+        }
+        v
+    };
+    assert_eq!(views[0]["standings"], views[1]["standings"]);
+    assert_eq!(views[0]["prizes"], views[1]["prizes"]);
+    assert_eq!(views[0]["round"], 3);
+    let prizes: u64 = views[0]["prizes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["amount"].as_str().unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(
+        prizes,
+        4 * E * 9 / 10,
+        "70% and 20% of the pool of four fees"
+    );
+    let (reserve, deposited, _) = apis[1].reserve(&owner).await;
+    assert_eq!(deposited, 4 * D);
+    assert_eq!(reserve, 4 * E / 10, "the reserve keeps a tenth of the pool");
+    // The log alone rebuilds an engine that passes its audit.
+    let store = triad_server::store::Store::open(&url).await.unwrap();
+    let mut config = triad_engine::Config::new(owner_address.parse().unwrap());
+    config.seed = 13;
+    let engine = store.load_engine(config).await.expect("the log replays");
+    engine.audit().unwrap();
+    assert_eq!(
+        engine
+            .tournament(triad_engine::TournamentId(id))
+            .unwrap()
+            .phase,
+        triad_engine::TournamentPhase::Finished
+    );
+    store.close().await;
+}
