@@ -9,30 +9,8 @@ use std::collections::HashMap;
 
 use common::*;
 use serde_json::{Value, json};
-use triad_identity::{SigningKey, public_key_hex, sign_ed25519};
 
 const FEE: u64 = 1_000;
-
-async fn bot_login(server: &Server, key: &SigningKey) -> User {
-    let challenge = server.challenge(key).await;
-    let message = challenge["message"].as_str().unwrap();
-    let r = server
-        .post("/api/auth/login")
-        .json(&json!({
-            "challenge_id": challenge["challenge_id"],
-            "public_key": public_key_hex(&key.verifying_key()),
-            "signature": sign_ed25519(key, message.as_bytes()),
-            "bot": true,
-        }))
-        .send()
-        .await;
-    let body = r.expect(200);
-    User {
-        key: key.clone(),
-        token: body["token"].as_str().unwrap().to_owned(),
-        address: body["address"].as_str().unwrap().to_owned(),
-    }
-}
 
 fn swiss(rounds: u8) -> Value {
     json!({
@@ -74,7 +52,7 @@ async fn a_staked_swiss_event_runs_from_entries_to_prizes() {
     for _ in 0..4 {
         people.push(server.user().await);
     }
-    let bot = bot_login(&server, &key(40)).await;
+    let bot = server.login_bot(&key(40)).await;
     let everyone: Vec<&User> = people.iter().chain([&bot]).collect();
     for u in &everyone {
         server.deposit(u, 10_000).await;

@@ -358,6 +358,12 @@ impl Tournament {
         self.by_address.get(&address).copied()
     }
 
+    /// Where `address` stands, if they ever entered.
+    #[must_use]
+    pub fn status_of(&self, address: Address) -> Option<EntrantStatus> {
+        self.entrant(address).map(|e| self.info(e).status)
+    }
+
     /// The entrant `e`.
     ///
     /// # Panics

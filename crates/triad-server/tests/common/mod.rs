@@ -412,6 +412,15 @@ impl Server {
 
     /// Logs `key` in with a plain Ed25519 signature.
     pub async fn login(&self, key: &SigningKey) -> User {
+        self.login_with(key, false).await
+    }
+
+    /// Logs `key` in as an agent does: the account is marked a bot.
+    pub async fn login_bot(&self, key: &SigningKey) -> User {
+        self.login_with(key, true).await
+    }
+
+    async fn login_with(&self, key: &SigningKey, bot: bool) -> User {
         let challenge = self.challenge(key).await;
         let message = challenge["message"].as_str().unwrap();
         let r = self
@@ -420,6 +429,7 @@ impl Server {
                 "challenge_id": challenge["challenge_id"],
                 "public_key": public_key_hex(&key.verifying_key()),
                 "signature": sign_ed25519(key, message.as_bytes()),
+                "bot": bot,
             }))
             .send()
             .await;

@@ -77,7 +77,7 @@ impl Engine {
         b: &mut Batch,
     ) -> Result<(), EngineError> {
         let t = self.open(id)?;
-        let status = t.entrant(actor).map(|e| t.info(e).status);
+        let status = t.status_of(actor);
         if let Some(EntrantStatus::Active | EntrantStatus::Paused) = status {
             return Err(EngineError::AlreadyEntered);
         }
@@ -141,8 +141,7 @@ impl Engine {
     ) -> Result<(), EngineError> {
         let t = self.open(id)?;
         let in_it = t
-            .entrant(actor)
-            .map(|e| t.info(e).status)
+            .status_of(actor)
             .is_some_and(|s| matches!(s, EntrantStatus::Active | EntrantStatus::Paused));
         if !in_it {
             return Err(EngineError::NotEntered);
@@ -178,10 +177,7 @@ impl Engine {
         b: &mut Batch,
     ) -> Result<(), EngineError> {
         let t = self.open(id)?;
-        let status = t
-            .entrant(actor)
-            .map(|e| t.info(e).status)
-            .ok_or(EngineError::NotEntered)?;
+        let status = t.status_of(actor).ok_or(EngineError::NotEntered)?;
         let from = if paused {
             EntrantStatus::Active
         } else {

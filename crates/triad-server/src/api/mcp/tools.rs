@@ -282,6 +282,36 @@ impl Triad {
         }
     }
 
+    /// A long wait's deadline (`timeout_s`, capped below the request timeout, as the
+    /// agents' inbox long-poll) and its slot: a wait holds a request open, so it counts as
+    /// one of the IP address's long-polls while the slot is held.
+    fn long_wait(
+        &self,
+        parts: &Parts,
+        timeout_s: Option<u64>,
+    ) -> Result<(tokio::time::Instant, crate::bounds::Share), Refusal> {
+        let settings = &self.state.settings;
+        let longest = settings
+            .request_timeout_ms
+            .saturating_sub(1_000)
+            .min(25_000);
+        let wait = Duration::from_millis(
+            timeout_s
+                .map_or(longest, |s| s.saturating_mul(1000))
+                .min(longest),
+        );
+        let client = parts
+            .extensions
+            .get::<ClientIp>()
+            .map_or(std::net::IpAddr::from([0, 0, 0, 0]), |c| c.0);
+        let slot = self
+            .state
+            .long_polls
+            .take(client)
+            .map_err(|why| Refusal::from(ApiError::from(self.state.long_polls.refusal(why))))?;
+        Ok((tokio::time::Instant::now() + wait, slot))
+    }
+
     async fn run<F>(&self, parts: &Parts, act: F) -> CallToolResult
     where
         F: AsyncFnOnce(Address) -> Result<CallToolResult, Refusal>,
@@ -718,26 +748,10 @@ impl Triad {
     ) -> Result<CallToolResult, ErrorData> {
         Ok(self
             .run(&parts, async |me| {
-                let settings = &self.state.settings;
-                // Below the request timeout, as the agents' inbox long-poll.
-                let longest = settings.request_timeout_ms.saturating_sub(1_000).min(25_000);
-                let wait = Duration::from_millis(
-                    p.timeout_s.map_or(longest, |s| s.saturating_mul(1000)).min(longest),
-                );
-                // A wait holds a request open: it counts as one of the IP address's long-polls.
-                let client = parts
-                    .extensions
-                    .get::<ClientIp>()
-                    .map_or(std::net::IpAddr::from([0, 0, 0, 0]), |c| c.0);
-                let _slot = self
-                    .state
-                    .long_polls
-                    .take(client)
-                    .map_err(|why| Refusal::from(ApiError::from(self.state.long_polls.refusal(why))))?;
+                let (deadline, _slot) = self.long_wait(&parts, p.timeout_s)?;
                 // Follow the match first, then read it: no move can fall between the two.
                 let mut follow = Follow::new(&self.state);
                 follow.add(p.match_id);
-                let deadline = tokio::time::Instant::now() + wait;
                 loop {
                     let view = self.view(p.match_id).await?;
                     let over = view["phase"] == "finished";
@@ -948,21 +962,7 @@ impl Triad {
     ) -> Result<CallToolResult, ErrorData> {
         Ok(self
             .run(&parts, async |me| {
-                let settings = &self.state.settings;
-                let longest = settings.request_timeout_ms.saturating_sub(1_000).min(25_000);
-                let wait = Duration::from_millis(
-                    p.timeout_s.map_or(longest, |s| s.saturating_mul(1000)).min(longest),
-                );
-                let client = parts
-                    .extensions
-                    .get::<ClientIp>()
-                    .map_or(std::net::IpAddr::from([0, 0, 0, 0]), |c| c.0);
-                let _slot = self
-                    .state
-                    .long_polls
-                    .take(client)
-                    .map_err(|why| Refusal::from(ApiError::from(self.state.long_polls.refusal(why))))?;
-                let deadline = tokio::time::Instant::now() + wait;
+                let (deadline, _slot) = self.long_wait(&parts, p.timeout_s)?;
                 loop {
                     let query = tournaments::TournamentQuery {
                         limit: Some(10),
