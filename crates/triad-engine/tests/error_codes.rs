@@ -604,10 +604,16 @@ code_tests! {
         let mut t = Table::new();
         let unnamed = TournamentSpec { name: String::new(), ..cup(4) };
         let past = TournamentSpec { starts_at_ms: 0, ..cup(4) };
+        // The standard payouts give a match's winner 90% of the pot: prizes may share out
+        // as much of a pool, and no more.
+        let greedy = TournamentSpec { entry_fee: 10, prizes_bps: vec![6_000, 3_001], ..cup(4) };
+        let fair = TournamentSpec { entry_fee: 10, prizes_bps: vec![6_000, 3_000], ..cup(4) };
         t.at(1);
+        t.ok(OWNER, Command::CreateTournament { spec: fair });
         vec![
             t.expect_err(OWNER, Command::CreateTournament { spec: unnamed }, 139),
             t.expect_err(OWNER, Command::CreateTournament { spec: past }, 139),
+            t.expect_err(OWNER, Command::CreateTournament { spec: greedy }, 139),
         ]
     }
 

@@ -34,6 +34,14 @@ impl Engine {
         }
         spec.check(rules, b.now)
             .map_err(|why| EngineError::InvalidTournament { why })?;
+        // The reserve takes its share of a pool as of a match's pot: the prizes share out
+        // at most what a match's winner may take.
+        let prizes: u64 = spec.prizes_bps.iter().map(|&b| u64::from(b)).sum();
+        if prizes > u64::from(self.config.payouts.win_bps_of_pot) {
+            return Err(EngineError::InvalidTournament {
+                why: "the prizes add up to more than a match winner's share of a pot, which leaves the reserve less than its share",
+            });
+        }
         if spec.entry_fee > self.config.max_stake {
             return Err(EngineError::StakeTooLarge {
                 max: self.config.max_stake,
