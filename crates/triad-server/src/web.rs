@@ -58,6 +58,8 @@ pub const PAGES: &[&str] = &[
     "/leaderboard",
     "/wallet",
     "/puzzles",
+    "/tournaments",
+    "/tournament/",
     "/match/",
     "/player/",
     "/review",
