@@ -2,7 +2,7 @@
 // API; two people, each in their own browser with their own wallet (one at phone size),
 // find it on the tournaments page and join from its page; two `triad agent --tournament`
 // processes enter as bots. The dev clock starts it; the people see "Your game is ready",
-// play their games on the match page (any legal moves), and come back; the test moves the
+// play their games on the match page (any legal moves), and come back from its result; the test moves the
 // clock only between rounds (a second every 200 ms while no game is being played), so the
 // rounds come without a person's move clock running out. At the end every page shows the
 // final standings, the bots badged, and the winner. Screenshots: the list and the
@@ -94,8 +94,11 @@ async function playTournament(page, id, random, onFirstGame) {
     await ready.click();
     await page.waitForURL(/\/match\/\d+$/);
     played.push(href);
+    // The match says which tournament and round it belongs to, and leads back.
+    await page.locator('#match-tournament', { hasText: new RegExp(`^Round ${played.length} of Thursday Swiss$`) }).waitFor();
     await playMatch(page, random);
-    await page.goto(`/tournament/${id}`);
+    await page.locator('#back-to-tournament').click();
+    await page.waitForURL(new RegExp(`/tournament/${id}$`));
   }
   throw new Error('the tournament did not end within three minutes');
 }

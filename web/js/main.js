@@ -44,12 +44,13 @@ const ROUTES = [
   { pattern: /^\/tournament\/(\d+)$/, names: ['id'], nav: 'tournaments', title: 'Tournament', mount: tournament.mount },
 ];
 
+/** @type {{ id: string, href: string, label: string, short?: string, icon: string[] }[]} */
 const NAV = [
   { id: 'play', href: '/', label: 'Play', icon: ICONS.play },
   { id: 'online', href: '/online', label: 'Online', icon: ICONS.online },
   { id: 'puzzles', href: '/puzzles', label: 'Puzzles', icon: ICONS.puzzle },
-  { id: 'tournaments', href: '/tournaments', label: 'Tournaments', icon: ICONS.bracket },
-  { id: 'leaderboard', href: '/leaderboard', label: 'Leaderboard', icon: ICONS.trophy },
+  { id: 'tournaments', href: '/tournaments', label: 'Tournaments', short: 'Tourneys', icon: ICONS.bracket },
+  { id: 'leaderboard', href: '/leaderboard', label: 'Leaderboard', short: 'Ranks', icon: ICONS.trophy },
   { id: 'wallet', href: '/wallet', label: 'Wallet', icon: ICONS.wallet },
 ];
 
@@ -117,9 +118,11 @@ function renderHeader(current) {
       NAV.map((item) =>
         h(
           'a',
-          { class: 'nav-link', href: item.href, 'aria-current': item.id === current ? 'page' : false, dataset: { nav: item.id } },
+          { class: `nav-link${item.short ? ' has-short' : ''}`, href: item.href, 'aria-label': item.short ? item.label : null, 'aria-current': item.id === current ? 'page' : false, dataset: { nav: item.id } },
           icon(item.icon),
           h('span', { class: 'nav-label', text: item.label }),
+          // A phone's tab bar has room for a short word only.
+          item.short ? h('span', { class: 'nav-label-short', 'aria-hidden': 'true', text: item.short }) : null,
           item.id === 'online' && inboxBadge > 0 ? h('span', { class: 'badge', 'aria-label': `${inboxBadge} new`, text: String(inboxBadge) }) : null,
         ),
       ),

@@ -36,6 +36,9 @@ import { entryText, formatText, moneyText } from './tournaments.js';
  * }} TournamentView
  */
 
+/** Won/drawn/lost, and the byes. @param {StandingView} s */
+const record = (s) => `${s.wins}/${s.draws}/${s.losses}${s.byes ? ` +${s.byes} bye${s.byes > 1 ? 's' : ''}` : ''}`;
+
 /** @param {EntrantView} p */
 const label = (p) => playerLabel(p.address, { profile: { name: p.name, bot: p.bot } });
 
@@ -179,7 +182,7 @@ export function mount(root, ctx) {
                     h('th', { scope: 'col', text: '#' }),
                     h('th', { scope: 'col', text: 'Player' }),
                     h('th', { scope: 'col', class: 'num', text: 'Score' }),
-                    h('th', { scope: 'col', class: 'num', title: 'Won / drawn / lost', text: 'W/D/L' }),
+                    h('th', { scope: 'col', class: 'num col-record', title: 'Won / drawn / lost', text: 'W/D/L' }),
                     swiss ? h('th', { scope: 'col', class: 'num', title: 'Buchholz: the sum of the scores of every opponent met', text: 'Bh' }) : null,
                     swiss ? h('th', { scope: 'col', class: 'num', title: 'Sonneborn–Berger: the scores of the opponents beaten, plus half those drawn', text: 'SB' }) : null,
                   ),
@@ -199,9 +202,11 @@ export function mount(root, ctx) {
                         s.player.address === me ? h('span', { class: 'tag', text: 'you' }) : null,
                         s.status !== 'active' ? h('span', { class: 'tag tag-muted', text: s.status }) : null,
                         s.playing ? h('span', { class: 'tag tag-live', text: 'playing' }) : null,
+                        // On a phone the record goes under the name, not in a column of its own.
+                        h('span', { class: 'record-narrow muted', text: `${record(s)} won/drawn/lost` }),
                       ),
                       h('td', { class: 'num' }, s.on_fire ? h('span', { class: 'flame', title: 'On fire: two wins in a row, double points', 'aria-label': 'on fire', text: '🔥' }) : null, h('strong', { text: String(s.score) })),
-                      h('td', { class: 'num', text: `${s.wins}/${s.draws}/${s.losses}${s.byes ? ` +${s.byes} bye` : ''}` }),
+                      h('td', { class: 'num col-record', text: record(s) }),
                       swiss ? h('td', { class: 'num', text: String(s.buchholz) }) : null,
                       swiss ? h('td', { class: 'num', text: String(s.sonneborn_berger) }) : null,
                     ),
@@ -274,8 +279,8 @@ export function mount(root, ctx) {
     let text = '';
     if (v.phase === 'upcoming') text = until('Starts in', v.starts_at_ms);
     else if (v.phase === 'running' && v.format === 'arena' && v.ends_at_ms !== null) text = until('Ends in', v.ends_at_ms);
-    else if (v.phase === 'running' && v.next_at_ms !== null) text = until(`Round ${v.round + 1} of ${v.rounds} starts in`, v.next_at_ms);
-    else if (v.phase === 'running') text = `Round ${v.round} of ${v.rounds}: the next round starts when its games end`;
+    else if (v.phase === 'running' && v.next_at_ms !== null) text = until(v.round < (v.rounds ?? 0) ? `Round ${v.round + 1} of ${v.rounds} starts in` : 'The results come in', v.next_at_ms);
+    else if (v.phase === 'running') text = `Round ${v.round} of ${v.rounds}: games in play`;
     else if (v.phase === 'finished') text = `Finished${v.ended_at_ms ? ` ${formatWhen(v.ended_at_ms)}` : ''}`;
     else text = 'Cancelled: every entry fee was refunded';
     countdown.textContent = text;
