@@ -7,6 +7,10 @@
 // rounds come without a person's move clock running out. At the end every page shows the
 // final standings, the bots badged, and the winner. Screenshots: the list and the
 // tournament page at phone size, mid-event and at the end, and the end on a desktop.
+//
+// Then the owner's form: the owner, logged in with the server's owner key, creates a
+// staked arena from the tournaments page; a player without the fee is told why in the
+// API's words, pays it once credited (the pool shows it live), pauses, resumes and leaves.
 
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
@@ -14,7 +18,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 
-import { PHONE, TRIAD_BIN, clickCell, launchBrowser, newPage, openLoggedIn, screenshot, seeded, startServer, textsWhen, waitForBoard } from '../lib/harness.mjs';
+import { COIN, DESKTOP, PHONE, TRIAD_BIN, clickCell, launchBrowser, newPage, openLoggedIn, screenshot, seeded, startServer, textsWhen, waitForBoard } from '../lib/harness.mjs';
 
 const ROUNDS = 3;
 
@@ -216,4 +220,72 @@ test('people in Chromium and triad agents play one Swiss tournament to its end',
   await screenshot(bob, 'tournaments-list-phone-final');
   assert.notEqual(bobAddress, aliceAddress);
   assert.deepEqual([...alice.errors, ...bob.errors], []);
+});
+
+/** Logs a page in with the server's owner key, pasted on the wallet page. */
+async function logInAsOwner(page) {
+  await openLoggedIn(page, '/wallet');
+  const seed = Buffer.from(server.owner.privateKey.export({ format: 'jwk' }).d, 'base64url').toString('hex');
+  await page.locator('#key-paste').fill(seed);
+  await page.getByRole('button', { name: 'Import pasted key' }).click();
+  await page.waitForFunction((want) => document.querySelector('#header-address')?.getAttribute('data-address') === want, server.owner.address);
+  await page.locator('.balance-chip').waitFor();
+}
+
+test('the owner creates a staked arena from the form; a player enters, pauses and leaves', async () => {
+  const owner = await newPage(browser, server, { viewport: DESKTOP });
+  await logInAsOwner(owner);
+  await owner.goto('/tournaments');
+  await owner.locator('#tournament-create-toggle').click();
+  const form = owner.locator('#tournament-create');
+  await form.waitFor();
+  // A mistake the page catches, then one the server refuses: both said inline.
+  await form.locator('[data-name="format"][data-value="arena"]').click();
+  assert.equal(await form.locator('#t-length').inputValue(), '30');
+  await form.locator('#t-length').fill('0');
+  await form.getByRole('button', { name: 'Create the tournament' }).click();
+  assert.equal(await form.locator('.inline-error').innerText(), 'Minutes is a whole number from 1 to 1440.');
+  await form.locator('#t-length').fill('20');
+  await form.getByRole('button', { name: 'Create the tournament' }).click();
+  await owner.waitForFunction(() => !/Minutes/.test(document.querySelector('#tournament-create .inline-error')?.textContent ?? 'Minutes'));
+  assert.notEqual(await form.locator('.inline-error').innerText(), '');
+  await form.locator('#t-name').fill('Friday arena');
+  await form.locator('#t-fee').fill('1');
+  await form.locator('#t-prizes').fill('70, 20');
+  await form.locator('#t-starts').fill('10');
+  await screenshot(owner, 'tournament-create-desktop');
+  await form.getByRole('button', { name: 'Create the tournament' }).click();
+  await owner.waitForURL(/\/tournament\/\d+$/);
+  const id = Number(new URL(owner.url()).pathname.split('/').pop());
+  const chips = await textsWhen(owner.locator('.tournament-head .chip'), (c) => c.length === 6);
+  assert.deepEqual(chips, ['Tic-tac-toe', 'Arena · 20 min', 'upcoming', 'People and bots', 'Entry 1.00 · pool 0.00', '0/500 players']);
+  assert.match(await owner.locator('#tournament-countdown').innerText(), /^Starts in (10:00|9:5\d)$/);
+
+  // A player without the fee: the API's refusal, inline.
+  const carol = await newPage(browser, server, { viewport: PHONE });
+  const carolAddress = await openLoggedIn(carol, `/tournament/${id}`);
+  await carol.locator('#tournament-join', { hasText: 'Join (1.00)' }).click();
+  const problem = carol.locator('.tournament-head .inline-error');
+  await problem.waitFor();
+  assert.match(await problem.innerText(), /balance|enough|insufficient/i);
+  // Credited, she pays it; the owner's page shows the pool live.
+  await server.deposit(carolAddress, 2n * COIN);
+  await carol.locator('#tournament-join').click();
+  await carol.locator('.tournament-actions .entered', { hasText: 'You are in' }).waitFor();
+  assert.equal(await problem.isHidden(), true);
+  await owner.locator('.tournament-head .chip', { hasText: 'Entry 1.00 · pool 1.00' }).waitFor();
+  await owner.locator(`#standings tr[data-address="${carolAddress}"]`).waitFor();
+  // Pause and resume; then leave (before the start: the fee comes back).
+  await carol.locator('#tournament-pause', { hasText: 'Pause' }).click();
+  await carol.locator('.tournament-actions .entered', { hasText: 'paused' }).waitFor();
+  await carol.locator('#tournament-pause', { hasText: 'Resume' }).click();
+  await carol.locator('.tournament-actions .entered', { hasText: /^You are in$/ }).waitFor();
+  await screenshot(carol, 'tournament-phone-entered');
+  await carol.locator('#tournament-leave').click();
+  await carol.locator('#tournament-join').waitFor();
+  await owner.locator('.tournament-head .chip', { hasText: 'Entry 1.00 · pool 0.00' }).waitFor();
+  // The browser logs the two refusals provoked above (the nameless form, the fee); nothing else.
+  const errors = [...owner.errors, ...carol.errors];
+  assert.deepEqual(errors.filter((e) => !/status of (422|409)/.test(e)), []);
+  assert.equal(errors.length, 2, errors.join('\n'));
 });
