@@ -100,6 +100,7 @@ async function playTournament(page, id, random, onFirstGame) {
     played.push(href);
     // The match says which tournament and round it belongs to, and leads back.
     await page.locator('#match-tournament', { hasText: new RegExp(`^Round ${played.length} of Thursday Swiss$`) }).waitFor();
+    if (played.length === 1 && page.viewportSize().width === PHONE.width) await screenshot(page, 'tournament-match-phone');
     await playMatch(page, random);
     await page.locator('#back-to-tournament').click();
     await page.waitForURL(new RegExp(`/tournament/${id}$`));
