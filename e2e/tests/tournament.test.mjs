@@ -36,10 +36,15 @@ after(async () => {
   await server?.stop();
 });
 
-/** Starts `triad agent --tournament id` with a fresh key, its stderr kept. */
-function startAgent(id, name, seed) {
+/** A fresh key file made with `triad keygen`, and its address. */
+function agentKey(name) {
   const keyFile = path.join(server.dir, `${name}.json`);
   execFileSync(TRIAD_BIN, ['keygen', '--key-file', keyFile], { stdio: 'ignore' });
+  return { keyFile, address: JSON.parse(readFileSync(keyFile, 'utf8')).address };
+}
+
+/** Starts `triad agent --tournament id` with a key file, its stderr kept. */
+function startAgent(id, keyFile, seed) {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TRIAD_')));
   const child = spawn(TRIAD_BIN, ['agent', '--tournament', String(id), '--strategy', 'random', '--seed', String(seed)], {
     env: { ...env, TRIAD_SERVER: server.url, TRIAD_KEY_FILE: keyFile },
@@ -48,13 +53,9 @@ function startAgent(id, name, seed) {
   const err = [];
   child.stderr.on('data', (d) => err.push(String(d)));
   const exit = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
-  const agent = { child, err, exit, address: () => readKeyAddress(keyFile) };
+  const agent = { child, err, exit };
   agents.push(agent);
   return agent;
-}
-
-function readKeyAddress(file) {
-  return JSON.parse(readFileSync(file, 'utf8')).address;
 }
 
 /** Plays the open game on a match page with legal moves, until it ends. */
@@ -112,7 +113,8 @@ test('people in Chromium and triad agents play one Swiss tournament to its end',
   const created = await server.request(
     'POST',
     '/api/tournaments',
-    { name: 'Thursday Swiss', game: 'tic-tac-toe', format: 'swiss', rounds: ROUNDS, starts_in_seconds: 60, entry: 'everyone' },
+    // Staked: a coin each; the first two places share 90 % of the pool (the reserve keeps the rest).
+    { name: 'Thursday Swiss', game: 'tic-tac-toe', format: 'swiss', rounds: ROUNDS, starts_in_seconds: 60, entry: 'everyone', entry_fee: String(COIN), prizes_bps: [6000, 3000] },
     server.ownerToken,
   );
   const id = created.tournament.id;
@@ -122,6 +124,8 @@ test('people in Chromium and triad agents play one Swiss tournament to its end',
   const bob = await newPage(browser, server, { viewport: PHONE });
   const aliceAddress = await openLoggedIn(alice, '/');
   const bobAddress = await openLoggedIn(bob, '/tournaments');
+  const botKeys = [agentKey('ann'), agentKey('bob-bot')];
+  for (const address of [aliceAddress, bobAddress, ...botKeys.map((k) => k.address)]) await server.deposit(address, 2n * COIN);
   await alice.locator('.nav-link[data-nav="tournaments"]').click();
   await alice.waitForURL(/\/tournaments$/);
   assert.equal(await alice.title(), 'Tournaments · Triad');
@@ -129,7 +133,7 @@ test('people in Chromium and triad agents play one Swiss tournament to its end',
   await row.waitFor();
   assert.match(await row.innerText(), /Thursday Swiss/);
   assert.match(await row.innerText(), /Tic-tac-toe · Swiss · 3 rounds · People and bots/);
-  assert.match(await row.innerText(), /0\/500 players · Free/);
+  assert.match(await row.innerText(), /0\/500 players · Entry 1\.00 · pool 0\.00/);
   assert.match(await row.innerText(), /Starts in \d:\d\d/);
   // The create form is the owner's: a player has no button for it.
   assert.equal(await alice.locator('#tournament-create-toggle').count(), 0);
@@ -141,19 +145,19 @@ test('people in Chromium and triad agents play one Swiss tournament to its end',
   await alice.waitForURL(new RegExp(`/tournament/${id}$`));
   await bob.goto(`/tournament/${id}`);
   for (const page of [alice, bob]) {
-    await page.locator('#tournament-join').click();
+    await page.locator('#tournament-join', { hasText: 'Join (1.00)' }).click();
     await page.locator('.tournament-actions .entered', { hasText: 'You are in' }).waitFor();
     assert.match(await page.locator('#tournament-countdown').innerText(), /^Starts in \d:\d\d$/);
   }
   assert.equal(await alice.title(), 'Thursday Swiss · Triad');
-  const bots = [startAgent(id, 'ann', 1), startAgent(id, 'bob-bot', 2)];
+  const bots = botKeys.map((k, i) => startAgent(id, k.keyFile, i + 1));
   // Everyone on the page, live: four rows, two of them badged bots.
   await textsWhen(alice.locator('#standings tbody tr'), (rows) => rows.length === 4, 20_000);
   assert.equal(await alice.locator('#standings tbody tr').count(), 4);
   await textsWhen(alice.locator('#standings .tag-bot'), (b) => b.length === 2);
   assert.equal(await alice.locator('#standings .tag-bot').count(), 2);
-  const botAddresses = bots.map((b) => b.address());
-  for (const address of botAddresses) {
+  await alice.locator('.tournament-head .chip', { hasText: 'Entry 1.00 · pool 4.00' }).waitFor();
+  for (const { address } of botKeys) {
     assert.equal(await alice.locator(`#standings tr[data-address="${address}"] .tag-bot`).count(), 1);
   }
   assert.equal(await alice.locator(`#standings tr[data-address="${aliceAddress}"] .tag-bot`).count(), 0);
@@ -206,7 +210,16 @@ test('people in Chromium and triad agents play one Swiss tournament to its end',
     assert.match(await page.locator('#tournament-winner').innerText(), new RegExp(`Winner[\\s\\S]*${winner.address.slice(0, 6)}`));
     assert.equal(await page.locator('#tournament-join, #tournament-leave').count(), 0);
     assert.equal(await page.locator('#pairings').count(), 0);
+    // The prizes, in coins: 60 % and 30 % of the pool of 4.00.
+    const prizes = await page.locator('#tournament-prizes .list-row').allInnerTexts();
+    assert.equal(prizes.length, 2);
+    assert.match(prizes[0], /#1[\s\S]*2\.40$/);
+    assert.match(prizes[1], /#2[\s\S]*1\.20$/);
   }
+  assert.deepEqual(t.prizes.map((p) => [p.rank, p.player.address, p.amount]), [
+    [1, t.standings[0].player.address, String((COIN * 24n) / 10n)],
+    [2, t.standings[1].player.address, String((COIN * 12n) / 10n)],
+  ]);
   const ranks = await alice.locator('#standings tbody td.rank').allInnerTexts();
   assert.deepEqual(ranks, ['1', '2', '3', '4']);
   await screenshot(alice, 'tournament-desktop-final');
