@@ -210,6 +210,7 @@ test('people in Chromium and triad agents play one Swiss tournament to its end',
     assert.match(await page.locator('#tournament-winner').innerText(), new RegExp(`Winner[\\s\\S]*${winner.address.slice(0, 6)}`));
     assert.equal(await page.locator('#tournament-join, #tournament-leave').count(), 0);
     assert.equal(await page.locator('#pairings').count(), 0);
+    await page.locator('.tournament-head .chip', { hasText: 'Prizes 3.60' }).waitFor();
     // The prizes, in coins: 60 % and 30 % of the pool of 4.00.
     const prizes = await page.locator('#tournament-prizes .list-row').allInnerTexts();
     assert.equal(prizes.length, 2);

@@ -123,6 +123,7 @@ export function mount(root, ctx) {
       h('span', { class: `chip tournament-phase phase-${v.phase}`, text: v.phase }),
       h('span', { class: 'chip', text: entryText(v.entry) }),
       h('span', { class: 'chip', text: moneyText(v) }),
+      v.prizes.length ? h('span', { class: 'chip', text: `Prizes ${formatAmount(v.prizes.reduce((sum, p) => sum + BigInt(p.amount), 0n))}` }) : null,
       h('span', { class: 'chip', text: `${v.players}/${v.max_players} players` }),
     );
     renderActions();

@@ -37,9 +37,15 @@ export function formatText(t) {
   return `Arena · ${Math.round((t.duration_ms ?? 0) / 60_000)} min`;
 }
 
-/** The entry fee and pool, in words. @param {TournamentSummary} t */
+/**
+ * The entry fee and, while it is open, the pool (once over, the pool has gone to the prizes
+ * or back to the entrants), in words.
+ * @param {TournamentSummary} t
+ */
 export function moneyText(t) {
-  return t.entry_fee === '0' ? 'Free' : `Entry ${formatAmount(t.entry_fee)} · pool ${formatAmount(t.pool)}`;
+  if (t.entry_fee === '0') return 'Free';
+  const open = t.phase === 'upcoming' || t.phase === 'running';
+  return open ? `Entry ${formatAmount(t.entry_fee)} · pool ${formatAmount(t.pool)}` : `Entry ${formatAmount(t.entry_fee)}`;
 }
 
 /**
