@@ -10,7 +10,8 @@
 //
 // Then the owner's form: the owner, logged in with the server's owner key, creates a
 // staked arena from the tournaments page; a player without the fee is told why in the
-// API's words, pays it once credited (the pool shows it live), pauses, resumes and leaves.
+// API's words, pays it once credited (the pool shows it live), pauses, resumes and leaves;
+// then she and the owner enter and the clock starts the arena (its countdown to the end).
 
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
@@ -247,7 +248,7 @@ async function logInAsOwner(page) {
   await page.locator('.balance-chip').waitFor();
 }
 
-test('the owner creates a staked arena from the form; a player enters, pauses and leaves', async () => {
+test('the owner creates a staked arena from the form; a player enters, pauses, leaves, plays', async () => {
   const owner = await newPage(browser, server, { viewport: DESKTOP });
   await logInAsOwner(owner);
   await owner.goto('/tournaments');
@@ -299,6 +300,22 @@ test('the owner creates a staked arena from the form; a player enters, pauses an
   await carol.locator('#tournament-leave').click();
   await carol.locator('#tournament-join').waitFor();
   await owner.locator('.tournament-head .chip', { hasText: 'Entry 1.00 · pool 0.00' }).waitFor();
+
+  // Both enter, and the clock starts the arena: the countdown is to its end, and each
+  // has their game.
+  await server.deposit(server.owner.address, 2n * COIN);
+  for (const page of [carol, owner]) {
+    await page.locator('#tournament-join').click();
+    await page.locator('.tournament-actions .entered', { hasText: 'You are in' }).waitFor();
+  }
+  await server.advance(10 * 60_000);
+  for (const page of [carol, owner]) {
+    await page.locator('#your-game-play').waitFor();
+    await page.locator('#tournament-countdown', { hasText: /^Ends in (20:00|19:5\d)$/ }).waitFor();
+    assert.equal(await page.locator('#pairings .pairing').count(), 1);
+  }
+  assert.equal(await carol.locator('.tournament-head .chip', { hasText: 'running' }).count(), 1);
+  await screenshot(carol, 'tournament-phone-arena');
   // The browser logs the two refusals provoked above (the nameless form, the fee); nothing else.
   const errors = [...owner.errors, ...carol.errors];
   assert.deepEqual(errors.filter((e) => !/status of (422|409)/.test(e)), []);
