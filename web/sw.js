@@ -46,6 +46,8 @@ const SHELL = [
   '/js/views/puzzles.js',
   '/js/views/player.js',
   '/js/views/review.js',
+  '/js/views/tournament.js',
+  '/js/views/tournaments.js',
   '/js/views/wallet.js',
 ];
 

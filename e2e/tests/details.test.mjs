@@ -1,4 +1,4 @@
-// The details a first visit trips over: every main screen fits a 320 px phone; a stake the
+// The details a first visit trips over: every main screen (tournaments too) fits a 320 px phone; a stake the
 // balance does not cover is said once, in coins, with the button waiting; a mistyped
 // address shows the app's "not found" page with a 404; a match that does not exist is one
 // request and one error; the key file's import control shows keyboard focus; an unreadable
@@ -39,6 +39,7 @@ test('every main screen fits a 320 px window', async () => {
   const { match } = await server.request('POST', '/api/computer', { game: 'tic-tac-toe', level: 'perfect', side: 'first' }, token);
   await server.request('POST', `/api/matches/${match.id}/moves`, { seq: 1, cell: 4, mark: 'X' }, token);
   const { puzzles: [sosPuzzle] } = await server.request('GET', '/api/puzzles?game=sos&limit=1');
+  const { tournament } = await server.request('POST', '/api/tournaments', { name: 'A Swiss with a long name for a narrow screen', game: 'sos', format: 'swiss', rounds: 3, starts_in_seconds: 600, entry_fee: String(COIN), prizes_bps: [7000, 2000] }, server.ownerToken);
   for (const [name, path, ready] of [
     ['play', '/', '.board-canvas'],
     ['play-sos-2-players', '/?game=sos&player=human', '.board-canvas'],
@@ -49,6 +50,8 @@ test('every main screen fits a 320 px window', async () => {
     ['puzzles', '/puzzles', '.puzzle-facts'],
     ['puzzles-sos', `/puzzles?id=${sosPuzzle.id}`, '.puzzle-facts'],
     ['match', `/match/${match.id}`, '.board-canvas'],
+    ['tournaments', '/tournaments', '.tournament-row'],
+    ['tournament', `/tournament/${tournament.id}`, '#tournament-join'],
     ['not-found', '/nonexistent', '.not-found'],
   ]) {
     await page.goto(path);
@@ -133,7 +136,7 @@ test('a page that does not exist is the app with a "not found" screen and a 404;
     await page.locator('.not-found h1', { hasText: 'There is nothing here' }).waitFor();
     assert.equal(await page.title(), 'Not found · Triad');
     // The app's navigation is there, to go on from.
-    assert.equal(await page.locator('nav[aria-label="Main"] a').count(), 5);
+    assert.equal(await page.locator('nav[aria-label="Main"] a').count(), 6);
   }
   await page.setViewportSize({ width: 1280, height: 800 });
   await screenshot(page, 'not-found-1280');

@@ -104,6 +104,7 @@ export const ICONS = {
   refresh: ['M20 11a8 8 0 1 0-2.3 5.7', 'M20 4v7h-7'],
   download: ['M12 4v11M7 10l5 5 5-5', 'M5 20h14'],
   upload: ['M12 20V9M7 14l5-5 5 5', 'M5 4h14'],
+  bracket: ['M3 5h6v4h5', 'M3 19h6v-4h5', 'M14 8v8', 'M14 12h7'],
   swords: ['M4 4l9 9M4 4h4M4 4v4', 'M20 4l-9 9M20 4h-4M20 4v4', 'M7 17l-3 3M17 17l3 3', 'M6 14l4 4M18 14l-4 4'],
 };
 

@@ -1,7 +1,7 @@
 // @ts-check
 /**
  * The app's entry point: the header (wallet address, balance, connection), the navigation
- * (Play, Online, Puzzles, Leaderboard, Wallet), and the router that mounts one view at a time.
+ * (Play, Online, Puzzles, Tournaments, Leaderboard, Wallet), and the router that mounts one view at a time.
  *
  * Pages are real paths (`/online`, `/match/7`, `/player/0x…`), served as this page by the
  * server (`crates/triad-server/src/web.rs`, `PAGES`: keep the two lists in step), so every
@@ -20,6 +20,8 @@ import * as play from './views/play.js';
 import * as player from './views/player.js';
 import * as puzzles from './views/puzzles.js';
 import * as review from './views/review.js';
+import * as tournament from './views/tournament.js';
+import * as tournaments from './views/tournaments.js';
 import * as wallet from './views/wallet.js';
 
 /**
@@ -38,13 +40,17 @@ const ROUTES = [
   { pattern: /^\/review\/(\d+)$/, names: ['id'], nav: 'online', title: 'Review', mount: review.mount },
   { pattern: /^\/review$/, names: [], nav: 'play', title: 'Review', mount: review.mount },
   { pattern: /^\/puzzles$/, names: [], nav: 'puzzles', title: 'Puzzles', mount: puzzles.mount },
+  { pattern: /^\/tournaments$/, names: [], nav: 'tournaments', title: 'Tournaments', mount: tournaments.mount },
+  { pattern: /^\/tournament\/(\d+)$/, names: ['id'], nav: 'tournaments', title: 'Tournament', mount: tournament.mount },
 ];
 
+/** @type {{ id: string, href: string, label: string, short?: string, icon: string[] }[]} */
 const NAV = [
   { id: 'play', href: '/', label: 'Play', icon: ICONS.play },
   { id: 'online', href: '/online', label: 'Online', icon: ICONS.online },
   { id: 'puzzles', href: '/puzzles', label: 'Puzzles', icon: ICONS.puzzle },
-  { id: 'leaderboard', href: '/leaderboard', label: 'Leaderboard', icon: ICONS.trophy },
+  { id: 'tournaments', href: '/tournaments', label: 'Tournaments', short: 'Tourneys', icon: ICONS.bracket },
+  { id: 'leaderboard', href: '/leaderboard', label: 'Leaderboard', short: 'Ranks', icon: ICONS.trophy },
   { id: 'wallet', href: '/wallet', label: 'Wallet', icon: ICONS.wallet },
 ];
 
@@ -78,7 +84,7 @@ function route() {
   r.names.forEach((name, i) => {
     params[name] = decodeURIComponent(m[i + 1]);
   });
-  document.title = `${r.title === 'Match' ? `Match #${params.id}` : r.title} · Triad`;
+  document.title = `${r.title === 'Match' || r.title === 'Tournament' ? `${r.title} #${params.id}` : r.title} · Triad`;
   if (r.nav === 'online') inboxBadge = 0;
   renderHeader(r.nav);
   unmount = r.mount(main, { params, query: new URLSearchParams(location.search), navigate });
@@ -112,9 +118,11 @@ function renderHeader(current) {
       NAV.map((item) =>
         h(
           'a',
-          { class: 'nav-link', href: item.href, 'aria-current': item.id === current ? 'page' : false, dataset: { nav: item.id } },
+          { class: `nav-link${item.short ? ' has-short' : ''}`, href: item.href, 'aria-label': item.short ? item.label : null, 'aria-current': item.id === current ? 'page' : false, dataset: { nav: item.id } },
           icon(item.icon),
           h('span', { class: 'nav-label', text: item.label }),
+          // A phone's tab bar has room for a short word only.
+          item.short ? h('span', { class: 'nav-label-short', 'aria-hidden': 'true', text: item.short }) : null,
           item.id === 'online' && inboxBadge > 0 ? h('span', { class: 'badge', 'aria-label': `${inboxBadge} new`, text: String(inboxBadge) }) : null,
         ),
       ),

@@ -31,6 +31,7 @@ import { loadOrCreateWallet, signText, storeWallet, walletSupport } from './wall
  * @typedef {{ challenger: string, opponent: string, first: string, expires_at_ms: number }} ChallengeView
  * @typedef {{
  *   id: number, game: 'tic-tac-toe' | 'sos', stake: string, origin: string, rematch_of: number | null,
+ *   tournament?: number | null, round?: number | null,
  *   phase: 'waiting' | 'ready' | 'in_progress' | 'finished', host: string, players: SeatView[] | null,
  *   board: string, turn: 'first' | 'second' | null, turn_address: string | null, seq: number,
  *   moves: MoveView[], deadline: { at_ms: number, kind: string } | null, cancel_allowed_at_ms: number | null,

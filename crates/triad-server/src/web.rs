@@ -58,6 +58,8 @@ pub const PAGES: &[&str] = &[
     "/leaderboard",
     "/wallet",
     "/puzzles",
+    "/tournaments",
+    "/tournament/",
     "/match/",
     "/player/",
     "/review",
@@ -323,12 +325,15 @@ mod tests {
             "/wallet",
             "/match/7",
             "/player/0xab",
+            "/tournaments",
+            "/tournament/7",
         ] {
             assert!(is_page(path), "{path}");
         }
         for path in [
             "/match/",
             "/match/7/x",
+            "/tournament/",
             "/player",
             "/players/0xab",
             "/nowhere",

@@ -41,6 +41,12 @@ async fn play_round(server: &Server, id: u64, users: &HashMap<String, &User>) {
         let first = users[p["first"]["address"].as_str().unwrap()];
         let second = users[p["second"]["address"].as_str().unwrap()];
         let game = p["match_id"].as_u64().unwrap();
+        // The match names the tournament and the round that paired it.
+        let m = server.get(&format!("/api/matches/{game}")).send().await;
+        let m = m.expect(200);
+        assert_eq!(m["origin"], "tournament");
+        assert_eq!(m["tournament"], id);
+        assert_eq!(m["round"], t["round"]);
         server.x_wins(first, second, game).await.expect(201);
     }
 }

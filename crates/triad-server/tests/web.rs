@@ -16,6 +16,8 @@ async fn the_app_is_served_at_its_pages_with_a_strict_policy() {
         "/leaderboard",
         "/wallet",
         "/puzzles",
+        "/tournaments",
+        "/tournament/7",
         "/match/7",
         "/player/0xab",
         "/?player=human",

@@ -43,6 +43,8 @@ export function mount(root, ctx) {
   const id = Number(ctx.params.id);
   /** @type {MatchView | null} */
   let view = null;
+  /** The name of the tournament that paired this match: null until asked for. @type {string | null} */
+  let tournamentName = null;
   /** @type {string | null} */
   let loadError = null;
   let pending = false;
@@ -459,6 +461,10 @@ export function mount(root, ctx) {
   }
 
   function rematchControls() {
+    if (view?.tournament) {
+      // A tournament's game: the tournament pairs the next one.
+      return h('div', { class: 'result-actions' }, h('a', { class: `btn${mySeat() === null ? '' : ' btn-primary'}`, href: `/tournament/${view.tournament}`, id: 'back-to-tournament', text: 'Back to the tournament' }), reviewLink());
+    }
     if (view && mySeat() === null) {
       // A spectator cannot play this one again; the page follows the players' rematch.
       return h('div', { class: 'result-actions' }, view.rematch ? h('a', { class: 'btn', href: `/match/${view.rematch}`, text: 'Watch the rematch' }) : null, reviewLink());
@@ -482,6 +488,25 @@ export function mount(root, ctx) {
             onclick: () => command(`/api/matches/${id}/rematch`, offeredBy === null ? 'Rematch offered.' : 'Rematch accepted.'),
           });
     return h('div', { class: 'result-actions' }, rematch, reviewLink(), h('a', { class: 'btn', href: '/online', text: 'New opponent' }));
+  }
+
+  /**
+   * "Round 2 of Thursday Swiss": the tournament's name is asked for once.
+   * @param {number} tournament
+   * @param {number} round
+   */
+  function tournamentText(tournament, round) {
+    if (tournamentName === null) {
+      tournamentName = '';
+      api('GET', `/api/tournaments/${tournament}?limit=1`, undefined, { auth: false }).then(
+        (/** @type {{ name: string }} */ t) => {
+          tournamentName = t.name;
+          if (!unmounted) render();
+        },
+        () => {},
+      );
+    }
+    return `Round ${round} of ${tournamentName || `tournament #${tournament}`}`;
   }
 
   /** @param {0 | 1 | null} mine @param {0 | 1 | null} turn */
@@ -515,6 +540,7 @@ export function mount(root, ctx) {
         h('span', { class: 'chip', text: stake }),
         v.stake !== '0' ? h('span', { class: 'chip', text: `Pot ${formatAmount(BigInt(v.stake) * 2n)}` }) : null,
         v.origin === 'rematch' ? h('span', { class: 'chip', text: 'Rematch' }) : null,
+        v.tournament ? h('a', { class: 'chip chip-link', href: `/tournament/${v.tournament}`, id: 'match-tournament' }, icon(ICONS.bracket), tournamentText(v.tournament, v.round ?? 0)) : null,
       ),
       h('ul', { class: 'players', 'aria-label': 'Players' }, players),
       v.phase === 'waiting'

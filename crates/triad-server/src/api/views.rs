@@ -103,10 +103,14 @@ pub struct MatchView {
     pub game: &'static str,
     /// Each player's stake in minor units, as a decimal string.
     pub stake: String,
-    /// queue, challenge, computer or rematch.
+    /// queue, challenge, computer, rematch or tournament.
     pub origin: &'static str,
     /// The match it is a rematch of.
     pub rematch_of: Option<u64>,
+    /// The tournament that paired it: `/api/tournaments/{id}`.
+    pub tournament: Option<u64>,
+    /// The tournament's Swiss round, or its arena's pairing wave, from 1.
+    pub round: Option<u32>,
     /// waiting, ready, in_progress or finished.
     pub phase: &'static str,
     /// Who created it.
@@ -229,6 +233,14 @@ impl MatchView {
             },
             rematch_of: match m.origin {
                 triad_engine::Origin::Rematch { of } => Some(of.0),
+                _ => None,
+            },
+            tournament: match m.origin {
+                triad_engine::Origin::Tournament { tournament, .. } => Some(tournament.0),
+                _ => None,
+            },
+            round: match m.origin {
+                triad_engine::Origin::Tournament { round, .. } => Some(round),
                 _ => None,
             },
             phase: m.phase.name(),
