@@ -39,11 +39,12 @@ fn postgres_base() -> String {
         })
 }
 
-async fn fresh_database() -> String {
+/// A new database for one test, named by the process and `tag`.
+async fn fresh_database(tag: &str) -> String {
     use sqlx::Connection as _;
     let base = postgres_base();
     let prefix = std::env::var("TRIAD_TEST_DB_PREFIX").unwrap_or_else(|_| "triad_t".into());
-    let name = format!("{prefix}_cluster_{}", std::process::id());
+    let name = format!("{prefix}_{tag}_{}", std::process::id());
     let mut admin = sqlx::PgConnection::connect(&format!("{base}/postgres"))
         .await
         .unwrap_or_else(|e| panic!("cannot connect to PostgreSQL at {base}: {e}"));
@@ -121,7 +122,7 @@ async fn play_move(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_nodes_survive_a_sigkill_mid_game_and_the_audit_holds() {
-    let url = fresh_database().await;
+    let url = fresh_database("cluster").await;
     let owner_key = new_key();
     let owner_address = owner_key.address_string();
     let ports: Vec<u16> = (0..NODES).map(|_| free_port()).collect();
@@ -269,7 +270,7 @@ async fn three_nodes_survive_a_sigkill_mid_game_and_the_audit_holds() {
 /// alone rebuilds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tournament_runs_across_two_nodes() {
-    let url = fresh_database().await;
+    let url = fresh_database("tournament").await;
     let owner_key = new_key();
     let owner_address = owner_key.address_string();
     let dirs: Vec<tempfile::TempDir> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
