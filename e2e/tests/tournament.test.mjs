@@ -234,6 +234,13 @@ test('people in Chromium and triad agents play one Swiss tournament to its end',
   await done.waitFor();
   assert.equal(await done.locator('.tournament-winner .player-label').getAttribute('title'), t.winner);
   await screenshot(bob, 'tournaments-list-phone-final');
+  // The leaderboard of tournament winners has the winner, with one title.
+  await alice.goto('/leaderboard?by=tournaments');
+  const titled = alice.locator('.view-leaderboard tbody tr').first();
+  await titled.waitFor();
+  assert.equal(await alice.locator('.view-leaderboard tbody tr').count(), 1);
+  assert.equal(await titled.locator('.player-label').getAttribute('title'), t.winner);
+  assert.equal(await titled.locator('td').last().innerText(), '1');
   assert.notEqual(bobAddress, aliceAddress);
   assert.deepEqual([...alice.errors, ...bob.errors], []);
 });

@@ -23,7 +23,7 @@ import { loadOrCreateWallet, signText, storeWallet, walletSupport } from './wall
  * @typedef {import('./realtime.js').ServerEvent} ServerEvent
  * @typedef {{ rating: number, deviation: number, volatility: number }} Rating
  * @typedef {{ rating: number, deviation: number, attempts: number, solved: number }} PuzzleRecord
- * @typedef {{ address: string, name?: string | null, bot?: boolean, wins: number, games: number, draws: number, rating: Rating, active_match: number | null, puzzles?: PuzzleRecord }} PlayerView
+ * @typedef {{ address: string, name?: string | null, bot?: boolean, wins: number, games: number, draws: number, tournament_wins?: number, rating: Rating, active_match: number | null, puzzles?: PuzzleRecord }} PlayerView
  * @typedef {{ kind: 'human' | 'computer', address?: string, level?: string, marks: string[], name?: string, bot?: boolean }} SeatView
  * @typedef {{ seq: number, cell: number, mark: string, player: 'first' | 'second' }} MoveView
  * @typedef {{ before: number, after: number, change: number }} RatingChangeView

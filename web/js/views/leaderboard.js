@@ -1,9 +1,11 @@
 // @ts-check
 /**
- * The leaderboard by Glicko-2 rating, and the hall of fame by wins (as the SOS contract keeps it). Refreshed
+ * The leaderboard by Glicko-2 rating, the hall of fame by wins (as the SOS contract keeps it), and
+ * the tournament winners by tournaments won (`by=tournaments`). Refreshed
  * when a match ends (the lobby topic), never polled. Ranks are standard competition ranks
  * ("1, 1, 3") of what the table shows (the rounded rating, or the wins): players who tie
- * share the rank and its medal. The hall of fame lists only players who have won.
+ * share the rank and its medal. The hall of fame lists only players who have won, the
+ * tournament winners only players who have won a tournament.
  * @module
  */
 
@@ -22,7 +24,10 @@ import { headSeq, myAddress, onSession } from '../session.js';
  * @returns {() => void}
  */
 export function mount(root, ctx) {
-  let by = ctx.query.get('by') === 'wins' ? 'wins' : 'rating';
+  const asked = ctx.query.get('by');
+  let by = asked === 'wins' || asked === 'tournaments' ? asked : 'rating';
+  /** @param {PlayerView} p */
+  const titles = (p) => p.tournament_wins ?? 0;
   /** @type {PlayerView[] | null} */
   let players = null;
   /** @type {string | null} */
@@ -39,9 +44,9 @@ export function mount(root, ctx) {
         'div',
         { class: 'page-head' },
         h('h1', { class: 'page-title', text: 'Leaderboard' }),
-        segmented('Rank by', [{ value: 'rating', label: 'Rating' }, { value: 'wins', label: 'Hall of fame' }], by, (value) => {
+        segmented('Rank by', [{ value: 'rating', label: 'Rating' }, { value: 'wins', label: 'Hall of fame' }, { value: 'tournaments', label: 'Tournaments' }], by, (value) => {
           by = value;
-          history.replaceState(null, '', value === 'wins' ? '/leaderboard?by=wins' : '/leaderboard');
+          history.replaceState(null, '', value === 'rating' ? '/leaderboard' : `/leaderboard?by=${value}`);
           load();
         }),
       ),
@@ -62,9 +67,10 @@ export function mount(root, ctx) {
   }
 
   function render() {
-    intro.textContent = by === 'wins'
-      ? 'The hall of fame: the most games won.'
-      : 'Glicko-2 ratings, as on Lichess: everyone starts at 1500; games between people count.';
+    intro.textContent = {
+      wins: 'The hall of fame: the most games won.',
+      tournaments: 'Tournament winners: the most tournaments won (ranked first at the end).',
+    }[by] ?? 'Glicko-2 ratings, as on Lichess: everyone starts at 1500; games between people count.';
     if (error) {
       replace(table, h('p', { class: 'inline-error', role: 'alert', text: error }));
       return;
@@ -73,19 +79,22 @@ export function mount(root, ctx) {
       replace(table, h('p', { class: 'muted', text: 'Loading…' }));
       return;
     }
-    const shown = by === 'wins' ? players.filter((p) => p.wins > 0) : players;
+    const shown = by === 'wins' ? players.filter((p) => p.wins > 0) : by === 'tournaments' ? players.filter((p) => titles(p) > 0) : players;
     if (!shown.length) {
-      replace(table, h('p', { class: 'muted empty', text: by === 'wins' ? 'No wins yet. Be the first on the board!' : 'No games played yet. Be the first on the board!' }));
+      const empty = { wins: 'No wins yet. Be the first on the board!', tournaments: 'No tournament won yet. Enter one from Tournaments!' }[by] ?? 'No games played yet. Be the first on the board!';
+      replace(table, h('p', { class: 'muted empty', text: empty }));
       return;
     }
-    const ranks = competitionRanks(shown.map((p) => (by === 'wins' ? p.wins : Math.round(p.rating.rating))));
+    const ranks = competitionRanks(shown.map((p) => (by === 'wins' ? p.wins : by === 'tournaments' ? titles(p) : Math.round(p.rating.rating))));
     const me = myAddress();
+    // Tournaments won: a narrow screen shows the column only where the ranking is by it.
+    const titlesClass = by === 'tournaments' ? 'num' : 'num hide-narrow';
     replace(
       table,
       h(
         'table',
         { class: 'table' },
-        h('thead', {}, h('tr', {}, h('th', { scope: 'col', text: '#' }), h('th', { scope: 'col', text: 'Player' }), h('th', { scope: 'col', class: 'num', text: 'Rating' }), h('th', { scope: 'col', class: 'num', text: 'Won' }), h('th', { scope: 'col', class: 'num', text: 'Drawn' }), h('th', { scope: 'col', class: 'num', text: 'Lost' }), h('th', { scope: 'col', class: 'num hide-narrow', text: 'Games' }))),
+        h('thead', {}, h('tr', {}, h('th', { scope: 'col', text: '#' }), h('th', { scope: 'col', text: 'Player' }), h('th', { scope: 'col', class: 'num', text: 'Rating' }), h('th', { scope: 'col', class: 'num', text: 'Won' }), h('th', { scope: 'col', class: 'num', text: 'Drawn' }), h('th', { scope: 'col', class: 'num', text: 'Lost' }), h('th', { scope: 'col', class: 'num hide-narrow', text: 'Games' }), h('th', { scope: 'col', class: titlesClass, title: 'Tournaments won', text: 'Titles' }))),
         h(
           'tbody',
           {},
@@ -100,6 +109,7 @@ export function mount(root, ctx) {
               h('td', { class: 'num', text: String(p.draws) }),
               h('td', { class: 'num', text: String(p.games - p.wins - p.draws) }),
               h('td', { class: 'num hide-narrow', text: String(p.games) }),
+              h('td', { class: titlesClass, text: String(titles(p)) }),
             ),
           ),
         ),
