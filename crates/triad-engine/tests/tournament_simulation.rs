@@ -238,6 +238,15 @@ impl Sim {
             "{}: the fold equals the engine",
             self.label
         );
+        let games: usize = t.records.iter().map(|r| r.games.len()).sum::<usize>() / 2;
+        eprintln!(
+            "{}: {} entrants, {} rounds or waves, {games} games, {} commands, {} events, audited after each",
+            self.label,
+            t.players(),
+            t.round,
+            self.commands,
+            self.log.len()
+        );
     }
 }
 
