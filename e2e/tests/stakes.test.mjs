@@ -36,7 +36,8 @@ async function joinSosQueue(page) {
   await page.goto('/online');
   await page.locator('[data-name="queue-game"][data-value="sos"]').click();
   await page.locator('#queue-stake').fill('1');
-  assert.match(await page.locator('.stake-summary').first().innerText(), /Stake 1\.00 each · pot 2\.00 · your balance/);
+  // The balance joins the summary once the login has read it: wait for it, do not race it.
+  await page.locator('.stake-summary').first().filter({ hasText: /Stake 1\.00 each · pot 2\.00 · your balance/ }).waitFor({ timeout: 10_000 });
   await page.getByRole('button', { name: 'Find an opponent' }).click();
 }
 
