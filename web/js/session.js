@@ -274,6 +274,37 @@ export async function headSeq() {
   return health.events;
 }
 
+/**
+ * Follows a topic from the log's head, for a view that reloads when it changes: `changed`
+ * runs on every live event `wanted` accepts (all, by default), and once after a
+ * resubscription that missed events.
+ * @param {string} topic
+ * @param {() => void} changed
+ * @param {(event: any) => boolean} [wanted]
+ * @returns {() => void} unsubscribes
+ */
+export function followTopic(topic, changed, wanted = () => true) {
+  let stop = () => {};
+  let stopped = false;
+  headSeq()
+    .catch(() => 0)
+    .then((since) => {
+      if (stopped) return;
+      stop = realtime.subscribe(topic, since, {
+        onEvent: (event, info) => {
+          if (info.live && wanted(event)) changed();
+        },
+        onSynced: ({ missed }) => {
+          if (missed) changed();
+        },
+      });
+    });
+  return () => {
+    stopped = true;
+    stop();
+  };
+}
+
 let refreshTimer = 0;
 /** Refreshes `me` soon, once for a burst of events (a match's end moves money several times). */
 function refreshMeSoon() {

@@ -13,8 +13,7 @@ import { api } from '../api.js';
 import { h, replace, segmented } from '../dom.js';
 import { competitionRanks } from '../format.js';
 import { playerLabel } from '../identity.js';
-import { realtime } from '../realtime.js';
-import { headSeq, myAddress, onSession } from '../session.js';
+import { followTopic, myAddress, onSession } from '../session.js';
 
 /** @typedef {import('../session.js').PlayerView} PlayerView */
 
@@ -117,22 +116,7 @@ export function mount(root, ctx) {
     );
   }
 
-  /** @type {() => void} */
-  let stop = () => {};
-  let stopped = false;
-  headSeq()
-    .catch(() => 0)
-    .then((since) => {
-      if (stopped) return;
-      stop = realtime.subscribe('lobby', since, {
-        onEvent: (event, info) => {
-          if (info.live && event.kind.type === 'game_ended') load();
-        },
-        onSynced: ({ missed }) => {
-          if (missed) load();
-        },
-      });
-    });
+  const stop = followTopic('lobby', load, (event) => event.kind.type === 'game_ended');
   // Who "you" are is known once the login finishes.
   let me = myAddress();
   const stopSession = onSession(() => {
@@ -144,7 +128,6 @@ export function mount(root, ctx) {
   render();
   load();
   return () => {
-    stopped = true;
     stop();
     stopSession();
   };

@@ -9,8 +9,7 @@ import { api } from '../api.js';
 import { copyButton, h, ICONS, icon, replace } from '../dom.js';
 import { formatAmount, formatWhen, gameName, isAddress, shortAddress } from '../format.js';
 import { botBadge, identicon, rememberProfile } from '../identity.js';
-import { realtime } from '../realtime.js';
-import { headSeq, myAddress, onSession } from '../session.js';
+import { followTopic, myAddress, onSession } from '../session.js';
 
 /**
  * @typedef {import('../session.js').PlayerView} PlayerView
@@ -142,22 +141,7 @@ export function mount(root, ctx) {
     );
   }
 
-  /** @type {() => void} */
-  let stop = () => {};
-  let stopped = false;
-  headSeq()
-    .catch(() => 0)
-    .then((since) => {
-      if (stopped) return;
-      stop = realtime.subscribe('lobby', since, {
-        onEvent: (event, info) => {
-          if (info.live && (event.kind.type === 'game_ended' || event.kind.type === 'game_started')) load();
-        },
-        onSynced: ({ missed }) => {
-          if (missed) load();
-        },
-      });
-    });
+  const stop = followTopic('lobby', load, (event) => event.kind.type === 'game_ended' || event.kind.type === 'game_started');
   // Who "you" are is known once the login finishes.
   let me = myAddress();
   const stopSession = onSession(() => {
@@ -169,7 +153,6 @@ export function mount(root, ctx) {
   render();
   load();
   return () => {
-    stopped = true;
     stop();
     stopSession();
   };

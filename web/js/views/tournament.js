@@ -16,8 +16,7 @@ import { every, serverNow, syncClock } from '../clock.js';
 import { h, ICONS, icon, replace } from '../dom.js';
 import { formatAmount, formatCountdown, formatWhen, gameName } from '../format.js';
 import { playerLabel } from '../identity.js';
-import { realtime } from '../realtime.js';
-import { headSeq, myAddress, onSession } from '../session.js';
+import { followTopic, myAddress, onSession } from '../session.js';
 import { entryText, formatText, moneyText } from './tournaments.js';
 
 /**
@@ -293,22 +292,7 @@ export function mount(root, ctx) {
     window.clearTimeout(refetchTimer);
     refetchTimer = window.setTimeout(load, 120);
   };
-  /** @type {() => void} */
-  let stop = () => {};
-  let stopped = false;
-  headSeq()
-    .catch(() => 0)
-    .then((since) => {
-      if (stopped) return;
-      stop = realtime.subscribe(`tournament:${id}`, since, {
-        onEvent: (_event, info) => {
-          if (info.live) refetchSoon();
-        },
-        onSynced: ({ missed }) => {
-          if (missed) refetchSoon();
-        },
-      });
-    });
+  const stop = followTopic(`tournament:${id}`, refetchSoon);
   // Who "you" are is known once the login finishes.
   let me = myAddress();
   const stopSession = onSession(() => {
@@ -320,7 +304,6 @@ export function mount(root, ctx) {
   render();
   load();
   return () => {
-    stopped = true;
     stop();
     stopSession();
     stopTicker();

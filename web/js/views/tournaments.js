@@ -12,8 +12,7 @@ import { every, serverNow } from '../clock.js';
 import { h, ICONS, icon, replace, segmented } from '../dom.js';
 import { formatAmount, formatCountdown, formatWhen, gameName, parseAmount } from '../format.js';
 import { playerLabel } from '../identity.js';
-import { realtime } from '../realtime.js';
-import { headSeq, onSession, session } from '../session.js';
+import { followTopic, onSession, session } from '../session.js';
 
 /**
  * @typedef {{
@@ -200,27 +199,11 @@ export function mount(root, ctx) {
     window.clearTimeout(refetchTimer);
     refetchTimer = window.setTimeout(load, 150);
   };
-  /** @type {() => void} */
-  let stop = () => {};
-  let stopped = false;
-  headSeq()
-    .catch(() => 0)
-    .then((since) => {
-      if (stopped) return;
-      stop = realtime.subscribe('tournaments', since, {
-        onEvent: (_event, info) => {
-          if (info.live) refetchSoon();
-        },
-        onSynced: ({ missed }) => {
-          if (missed) refetchSoon();
-        },
-      });
-    });
+  const stop = followTopic('tournaments', refetchSoon);
   const stopSession = onSession(() => renderHead());
   render();
   load();
   return () => {
-    stopped = true;
     stop();
     stopSession();
     stopTicker();
