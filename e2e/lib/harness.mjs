@@ -151,6 +151,38 @@ export function launchBrowser() {
 /** Sizes for screenshots and layout checks. */
 export const DESKTOP = { width: 1280, height: 800 };
 export const PHONE = { width: 390, height: 844 };
+export const NARROW = { width: 320, height: 640 };
+
+/** The three widths every screen is looked at: a label, the viewport, the page options. */
+export const SIZES = [
+  { label: '1280', viewport: DESKTOP, options: {} },
+  { label: '390', viewport: PHONE, options: { deviceScaleFactor: 2, isMobile: true, hasTouch: true } },
+  { label: '320', viewport: NARROW, options: { deviceScaleFactor: 2, isMobile: true, hasTouch: true } },
+];
+
+/** A player driven through the API (a fresh key, logged in), for the other side of a screen. */
+export async function apiPlayer(server) {
+  const key = makeKey();
+  const token = await server.login(key);
+  const call = (method, p, body) => server.request(method, p, body, token);
+  return { ...key, token, call };
+}
+
+/**
+ * Plays a whole free challenge match between two API players, `x` first; `cells` in order
+ * (for SOS, `'S4'` or `'O4'`, or a bare cell for an O). Returns the match's id.
+ */
+export async function playMatch(x, o, cells, game = 'tic-tac-toe') {
+  const created = await x.call('POST', '/api/challenges', { opponent: o.address, game, stake: '0', first: 'challenger' });
+  const id = created.match.id;
+  await o.call('POST', `/api/challenges/${id}/accept`);
+  for (const [i, cell] of cells.entries()) {
+    const mark = game === 'sos' ? (typeof cell === 'string' ? cell[0] : 'O') : i % 2 ? 'O' : 'X';
+    const at = typeof cell === 'string' ? Number(cell.slice(1)) : cell;
+    await (i % 2 ? o : x).call('POST', `/api/matches/${id}/moves`, { seq: i + 1, cell: at, mark });
+  }
+  return id;
+}
 
 /**
  * A new page in its own context (its own storage, so its own wallet), with console errors
@@ -179,8 +211,9 @@ export async function newPage(browser, server, options = {}) {
 export async function openLoggedIn(page, pathname = '/wallet') {
   await page.goto(pathname);
   const chip = page.locator('#header-address');
-  await chip.waitFor();
-  await page.locator('.balance-chip').waitFor({ timeout: 15_000 });
+  // Attached, not visible: the narrowest phones fold the address away.
+  await chip.waitFor({ state: 'attached' });
+  await page.locator('.balance-chip').waitFor({ state: 'attached', timeout: 15_000 });
   return chip.getAttribute('data-address');
 }
 

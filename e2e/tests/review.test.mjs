@@ -63,7 +63,7 @@ test('a finished match is stepped through, each move judged', async () => {
   await waitForBoard(page, 'XX-O-----');
   await page.locator('.review-slider').fill('4');
   await waitForBoard(page, 'XX-OO----');
-  await page.getByRole('button', { name: 'Move 1: X on square 1, best' }).click();
+  await page.getByRole('button', { name: '1. X1, best', exact: true }).click();
   await waitForBoard(page, 'X--------');
   await page.getByRole('button', { name: 'Last move' }).click();
   await waitForBoard(page, 'XXXOO----');

@@ -1,12 +1,12 @@
-// Screenshots of the main screens at desktop (1280×800) and phone (390×844) sizes, in
-// light and dark, saved under artifacts/screenshots/ for people to look at. Each screen
-// is also checked for what a layout must never do: scroll sideways, or hide the board or
-// the navigation.
+// Screenshots of every screen at 1280 (desktop), 390 and 320 px (phones), and in dark
+// mode and a phone held sideways, saved under artifacts/screenshots/ as `<width>-<screen>`
+// for people to look at. Each screen is also checked for what a layout must never do:
+// scroll sideways, or hide the board or the navigation.
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 
-import { COIN, DESKTOP, PHONE, clickCell, launchBrowser, makeKey, newPage, openLoggedIn, screenshot, startServer, waitForBoard } from '../lib/harness.mjs';
+import { COIN, SIZES, apiPlayer, clickCell, launchBrowser, newPage, openLoggedIn, playMatch, screenshot, startServer, waitForBoard } from '../lib/harness.mjs';
 
 let server;
 let browser;
@@ -19,27 +19,6 @@ after(async () => {
   await server?.stop();
 });
 
-/** A player driven through the API, for the other side of the screens. */
-async function apiPlayer() {
-  const key = makeKey();
-  const token = await server.login(key);
-  const call = (method, p, body) => server.request(method, p, body, token);
-  return { ...key, token, call };
-}
-
-/** Plays a whole free challenge match between two API players; `cells` in order. */
-async function playMatch(x, o, cells, game = 'tic-tac-toe') {
-  const created = await x.call('POST', '/api/challenges', { opponent: o.address, game, stake: '0', first: 'challenger' });
-  const id = created.match.id;
-  await o.call('POST', `/api/challenges/${id}/accept`);
-  for (const [i, cell] of cells.entries()) {
-    const mark = game === 'sos' ? (typeof cell === 'string' ? cell[0] : 'O') : i % 2 ? 'O' : 'X';
-    const at = typeof cell === 'string' ? Number(cell.slice(1)) : cell;
-    await (i % 2 ? o : x).call('POST', `/api/matches/${id}/moves`, { seq: i + 1, cell: at, mark });
-  }
-  return id;
-}
-
 /** Asserts the page does not scroll sideways and shows its navigation. */
 async function assertLayout(page, label) {
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
@@ -49,11 +28,11 @@ async function assertLayout(page, label) {
   assert.ok(nav && nav.y >= 0 && nav.y + nav.height <= viewport.height, `${label}: the navigation is on screen`);
 }
 
-test('screens at desktop and phone sizes', async () => {
+test('every screen at 1280, 390 and 320 px', async () => {
   // Some history for the leaderboard and the lobby.
-  const [c, d, e, f] = await Promise.all([apiPlayer(), apiPlayer(), apiPlayer(), apiPlayer()]);
+  const [c, d, e, f] = await Promise.all([apiPlayer(server), apiPlayer(server), apiPlayer(server), apiPlayer(server)]);
   await server.deposit(f.address, 10n * COIN);
-  await playMatch(c, d, [0, 3, 1, 4, 2]);
+  const reviewId = await playMatch(c, d, [0, 3, 1, 4, 2]);
   await playMatch(d, e, [4, 0, 8, 2, 1, 7, 5, 3, 6]);
   await playMatch(c, e, [4, 1, 0, 8, 6, 2, 3]);
   // A live match to watch.
@@ -63,11 +42,18 @@ test('screens at desktop and phone sizes', async () => {
     await d.call('POST', `/api/matches/${created.match.id}/moves`, { seq: 1, cell: 4, mark: 'O' });
     return created.match.id;
   })();
+  // A tournament open for entries.
+  const created = await server.request(
+    'POST',
+    '/api/tournaments',
+    { name: 'Friday Arena', game: 'tic-tac-toe', format: 'arena', minutes: 30, starts_in_seconds: 3600, entry: 'everyone', entry_fee: '0' },
+    server.ownerToken,
+  );
+  const tournamentId = created.tournament.id;
+  await c.call('POST', `/api/tournaments/${tournamentId}/join`);
+  await d.call('POST', `/api/tournaments/${tournamentId}/join`);
 
-  for (const [size, viewport, options] of [
-    ['desktop', DESKTOP, {}],
-    ['phone', PHONE, { deviceScaleFactor: 2, isMobile: true, hasTouch: true }],
-  ]) {
+  for (const { label: size, viewport, options } of SIZES) {
     const page = await newPage(browser, server, { viewport, ...options });
     const me = await openLoggedIn(page);
     await server.deposit(me, 25n * COIN);
@@ -149,6 +135,40 @@ test('screens at desktop and phone sizes', async () => {
     await page.locator('.ledger-table').waitFor();
     await screenshot(page, `${size}-wallet`);
     await assertLayout(page, `${size} wallet`);
+
+    await page.goto('/puzzles');
+    await page.locator('.board.is-interactive').waitFor();
+    await screenshot(page, `${size}-puzzles`);
+    await assertLayout(page, `${size} puzzles`);
+
+    await page.goto(`/review/${reviewId}`);
+    await page.locator('.review-moves .move-btn').nth(4).waitFor();
+    await screenshot(page, `${size}-review`);
+    await assertLayout(page, `${size} review`);
+
+    await page.goto('/tournaments');
+    await page.locator(`.tournament-row[data-id="${tournamentId}"]`).waitFor();
+    await screenshot(page, `${size}-tournaments`);
+    await assertLayout(page, `${size} tournaments`);
+
+    await page.goto(`/tournament/${tournamentId}`);
+    await page.locator('.page-title', { hasText: 'Friday Arena' }).waitFor();
+    await screenshot(page, `${size}-tournament`);
+    await assertLayout(page, `${size} tournament`);
+
+    await page.goto('/no-such-page');
+    await page.locator('.page-title').waitFor();
+    await screenshot(page, `${size}-not-found`);
+    await assertLayout(page, `${size} not found`);
+
+    // The browser logs the API's 404 for a match that does not exist; nothing else may fail.
+    page.errors = [];
+    await page.goto('/match/99999');
+    await page.locator('.inline-error').waitFor();
+    await screenshot(page, `${size}-match-missing`);
+    await assertLayout(page, `${size} match missing`);
+    assert.ok(page.errors.every((e) => e.includes('404')), page.errors.join('\n'));
+    page.errors = [];
     assert.deepEqual(page.errors, []);
     await page.context().close();
   }
@@ -160,10 +180,10 @@ test('screens at desktop and phone sizes', async () => {
   await clickCell(dark, 4);
   await waitForBoard(dark, (b) => [...b].filter((ch) => ch !== '-').length === 2);
   await dark.locator('.board.is-interactive').waitFor();
-  await screenshot(dark, 'desktop-play-dark');
+  await screenshot(dark, '1280-play-dark');
   await dark.goto(`/match/${liveId}`);
   await dark.locator('.chip-watch').waitFor();
-  await screenshot(dark, 'desktop-watch-dark');
+  await screenshot(dark, '1280-watch-dark');
   await dark.context().close();
 
   const landscape = await newPage(browser, server, { viewport: { width: 844, height: 390 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
@@ -173,6 +193,6 @@ test('screens at desktop and phone sizes', async () => {
   await waitForBoard(landscape, (b) => b[0] === 'X');
   const board = await landscape.locator('.board').boundingBox();
   assert.ok(board.y + board.height <= 390, 'landscape: the whole board is on screen');
-  await screenshot(landscape, 'phone-landscape-play');
+  await screenshot(landscape, '844-landscape-play');
   await landscape.context().close();
 });

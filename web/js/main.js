@@ -118,11 +118,12 @@ function renderHeader(current) {
       NAV.map((item) =>
         h(
           'a',
-          { class: `nav-link${item.short ? ' has-short' : ''}`, href: item.href, 'aria-label': item.short ? item.label : null, 'aria-current': item.id === current ? 'page' : false, dataset: { nav: item.id } },
+          { class: `nav-link${item.short ? ' has-short' : ''}`, href: item.href, title: item.short ? item.label : null, 'aria-current': item.id === current ? 'page' : false, dataset: { nav: item.id } },
           icon(item.icon),
           h('span', { class: 'nav-label', text: item.label }),
-          // A phone's tab bar has room for a short word only.
-          item.short ? h('span', { class: 'nav-label-short', 'aria-hidden': 'true', text: item.short }) : null,
+          // A phone's tab bar has room for a short word only. One of the two labels is
+          // displayed, so the link's accessible name is always the word on screen.
+          item.short ? h('span', { class: 'nav-label-short', text: item.short }) : null,
           item.id === 'online' && inboxBadge > 0 ? h('span', { class: 'badge', 'aria-label': `${inboxBadge} new`, text: String(inboxBadge) }) : null,
         ),
       ),

@@ -93,7 +93,7 @@ export function mount(root, ctx) {
       h(
         'table',
         { class: 'table' },
-        h('thead', {}, h('tr', {}, h('th', { scope: 'col', text: '#' }), h('th', { scope: 'col', text: 'Player' }), h('th', { scope: 'col', class: 'num', text: 'Rating' }), h('th', { scope: 'col', class: 'num', text: 'Won' }), h('th', { scope: 'col', class: 'num', text: 'Drawn' }), h('th', { scope: 'col', class: 'num', text: 'Lost' }), h('th', { scope: 'col', class: 'num hide-narrow', text: 'Games' }), h('th', { scope: 'col', class: titlesClass, title: 'Tournaments won', text: 'Titles' }))),
+        h('thead', {}, h('tr', {}, h('th', { scope: 'col', text: '#' }), h('th', { scope: 'col', text: 'Player' }), h('th', { scope: 'col', class: 'num', text: 'Rating' }), h('th', { scope: 'col', class: 'num hide-phone', text: 'Won' }), h('th', { scope: 'col', class: 'num hide-phone', text: 'Drawn' }), h('th', { scope: 'col', class: 'num hide-phone', text: 'Lost' }), h('th', { scope: 'col', class: 'num hide-narrow', text: 'Games' }), h('th', { scope: 'col', class: titlesClass, title: 'Tournaments won', text: 'Titles' }))),
         h(
           'tbody',
           {},
@@ -102,11 +102,19 @@ export function mount(root, ctx) {
               'tr',
               { class: `${p.address === me ? 'is-me' : ''}${ranks[i] <= 3 ? ` medal-${ranks[i]}` : ''}` },
               h('td', { class: 'rank', text: i > 0 && ranks[i] === ranks[i - 1] ? `=${ranks[i]}` : String(ranks[i]) }),
-              h('td', {}, playerLabel(p.address, { profile: { name: p.name ?? null, bot: p.bot === true } }), p.address === me ? h('span', { class: 'tag', text: 'you' }) : null, p.active_match ? h('a', { class: 'tag tag-live', href: `/match/${p.active_match}`, text: 'playing' }) : null),
-              h('td', { class: 'num' }, h('strong', { text: Math.round(p.rating.rating).toString() }), h('span', { class: 'muted small', text: ` ±${Math.round(p.rating.deviation)}` })),
-              h('td', { class: 'num', text: String(p.wins) }),
-              h('td', { class: 'num', text: String(p.draws) }),
-              h('td', { class: 'num', text: String(p.games - p.wins - p.draws) }),
+              h(
+                'td',
+                { class: 'player-cell' },
+                playerLabel(p.address, { profile: { name: p.name ?? null, bot: p.bot === true } }),
+                p.address === me ? h('span', { class: 'tag', text: 'you' }) : null,
+                p.active_match ? h('a', { class: 'tag tag-live', href: `/match/${p.active_match}`, text: 'playing' }) : null,
+                // A phone has no room for the won, drawn and lost columns: one line instead.
+                h('span', { class: 'phone-only muted small', text: `${p.wins} won · ${p.draws} drawn · ${p.games - p.wins - p.draws} lost` }),
+              ),
+              h('td', { class: 'num' }, h('strong', { text: Math.round(p.rating.rating).toString() }), h('span', { class: 'muted small hide-phone', text: ` ±${Math.round(p.rating.deviation)}` })),
+              h('td', { class: 'num hide-phone', text: String(p.wins) }),
+              h('td', { class: 'num hide-phone', text: String(p.draws) }),
+              h('td', { class: 'num hide-phone', text: String(p.games - p.wins - p.draws) }),
               h('td', { class: 'num hide-narrow', text: String(p.games) }),
               h('td', { class: titlesClass, text: String(titles(p)) }),
             ),

@@ -206,7 +206,15 @@ export function mount(root, ctx) {
           { 'data-ply': String(p.ply) },
           h(
             'button',
-            { type: 'button', class: `move-btn is-${p.judgement}`, onclick: () => show(p.ply), 'aria-label': `Move ${p.ply}: ${p.mark} on square ${p.square}, ${p.judgement}` },
+            // The name starts with the text on the button, so speech input finds it, and
+            // spells out the judgement its sign stands for.
+            {
+              type: 'button',
+              class: `move-btn is-${p.judgement}`,
+              onclick: () => show(p.ply),
+              'aria-label': `${p.ply}. ${p.mark}${p.square}${SIGN[p.judgement] ?? ''}, ${p.judgement}`,
+              title: `Move ${p.ply}: ${p.mark} on square ${p.square}, ${p.judgement}`,
+            },
             h('span', { class: 'move-no', text: `${p.ply}.` }),
             ` ${p.mark}${p.square}`,
             SIGN[p.judgement] ? h('span', { class: 'move-sign', text: SIGN[p.judgement] }) : null,

@@ -227,20 +227,24 @@ export function mount(root) {
           ? h('p', { class: 'muted', text: 'Loading…' })
           : rows.length
             ? h(
-                'table',
-                { class: 'table ledger-table' },
-                h('thead', {}, h('tr', {}, h('th', { scope: 'col', text: 'When' }), h('th', { scope: 'col', text: 'What' }), h('th', { scope: 'col', text: 'Match' }), h('th', { scope: 'col', class: 'num', text: 'Amount' }))),
+                'div',
+                { class: 'table-wrap' },
                 h(
-                  'tbody',
-                  {},
-                  rows.map((e) =>
-                    h(
-                      'tr',
-                      {},
-                      h('td', { class: 'when' }, when(e.at_ms)),
-                      h('td', { text: REASONS[e.reason] ?? e.reason }),
-                      h('td', {}, e.match_id ? h('a', { href: `/match/${e.match_id}`, text: `#${e.match_id}` }) : '—'),
-                      h('td', { class: `num amount ${e.amount.startsWith('-') ? 'debit' : 'credit'}`, text: formatAmount(e.amount, { sign: true }) }),
+                  'table',
+                  { class: 'table ledger-table' },
+                  h('thead', {}, h('tr', {}, h('th', { scope: 'col', text: 'When' }), h('th', { scope: 'col', text: 'What' }), h('th', { scope: 'col', text: 'Match' }), h('th', { scope: 'col', class: 'num', text: 'Amount' }))),
+                  h(
+                    'tbody',
+                    {},
+                    rows.map((e) =>
+                      h(
+                        'tr',
+                        {},
+                        h('td', { class: 'when' }, when(e.at_ms)),
+                        h('td', { text: REASONS[e.reason] ?? e.reason }),
+                        h('td', {}, e.match_id ? h('a', { href: `/match/${e.match_id}`, text: `#${e.match_id}` }) : '—'),
+                        h('td', { class: `num amount ${e.amount.startsWith('-') ? 'debit' : 'credit'}`, text: formatAmount(e.amount, { sign: true }) }),
+                      ),
                     ),
                   ),
                 ),
