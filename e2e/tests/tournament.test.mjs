@@ -102,6 +102,8 @@ async function playTournament(page, id, random, onFirstGame) {
     played.push(href);
     // The match says which tournament and round it belongs to, and leads back.
     await page.locator('#match-tournament', { hasText: new RegExp(`^Round ${played.length} of Thursday Swiss$`) }).waitFor();
+    // The game belongs to the Tournaments section of the navigation, not Online.
+    await page.locator('.nav-link[data-nav="tournaments"][aria-current="page"]').waitFor();
     if (played.length === 1 && page.viewportSize().width === PHONE.width) await screenshot(page, 'tournament-match-phone');
     await playMatch(page, random);
     await page.locator('#back-to-tournament').click();

@@ -25,7 +25,7 @@ import * as tournaments from './views/tournaments.js';
 import * as wallet from './views/wallet.js';
 
 /**
- * @typedef {{ params: Record<string, string>, query: URLSearchParams, navigate: (path: string) => void }} ViewContext
+ * @typedef {{ params: Record<string, string>, query: URLSearchParams, navigate: (path: string) => void, section: (nav: string) => void }} ViewContext
  * @typedef {{ pattern: RegExp, names: string[], nav: string, title: string, mount: (root: HTMLElement, ctx: ViewContext) => () => void }} Route
  */
 
@@ -87,7 +87,11 @@ function route() {
   document.title = `${r.title === 'Match' || r.title === 'Tournament' ? `${r.title} #${params.id}` : r.title} · Triad`;
   if (r.nav === 'online') inboxBadge = 0;
   renderHeader(r.nav);
-  unmount = r.mount(main, { params, query: new URLSearchParams(location.search), navigate });
+  // A view may say which section it belongs to once it knows (a tournament's match).
+  const section = (/** @type {string} */ nav) => {
+    if (header.dataset.current !== nav) renderHeader(nav);
+  };
+  unmount = r.mount(main, { params, query: new URLSearchParams(location.search), navigate, section });
   main.focus({ preventScroll: true });
   window.scrollTo(0, 0);
 }

@@ -36,7 +36,7 @@ const PLAYED = new Set(['win', 'draw', 'forfeit', 'timeout']);
 
 /**
  * @param {HTMLElement} root
- * @param {{ params: Record<string, string>, navigate: (path: string) => void }} ctx
+ * @param {{ params: Record<string, string>, navigate: (path: string) => void, section: (nav: string) => void }} ctx
  * @returns {() => void}
  */
 export function mount(root, ctx) {
@@ -124,6 +124,8 @@ export function mount(root, ctx) {
     try {
       view = await api('GET', `/api/matches/${id}`);
       loadError = null;
+      // A tournament's game belongs to the Tournaments section.
+      if (view?.tournament) ctx.section('tournaments');
       // The players' names and bot marks come with their seats; kept for every label.
       for (const seat of view?.players ?? []) {
         if (!seat.address) continue;
