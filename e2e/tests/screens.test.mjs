@@ -102,7 +102,7 @@ test('screens at desktop and phone sizes', async () => {
     const challenge = await f.call('POST', '/api/challenges', { opponent: me, game: 'tic-tac-toe', stake: String(2n * COIN), first: 'opponent' });
     await page.goto('/online');
     await page.locator('.challenge-row').waitFor();
-    await page.locator('.list-row', { hasText: 'Watch' }).first().waitFor();
+    await page.locator('.live-board-item').first().waitFor();
     await screenshot(page, `${size}-online`);
     await assertLayout(page, `${size} online`);
 
