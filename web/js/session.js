@@ -328,7 +328,13 @@ export async function connectSuiWallet(wallet) {
     }
   });
   changed();
-  await goOnline();
+  try {
+    await goOnline();
+  } catch (e) {
+    // Logged in, but `me` could not be read: back to the page's own key, and say why.
+    await dropWallet(null, true);
+    throw e;
+  }
 }
 
 /** @type {() => void} */
