@@ -83,6 +83,10 @@ test('a live match is a small board that moves live, and leaves when it ends', a
     assert.ok(box && box.width >= 90, `at ${name} px the board is ${box?.width} px wide`);
     await screenshot(page, `liveboards-${name}`);
   }
+  await page.setViewportSize(PHONE);
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await screenshot(page, 'liveboards-390-dark');
+  await page.emulateMedia({ colorScheme: 'light' });
   await page.setViewportSize(DESKTOP);
 
   // The match ends: its board leaves the list; the other stays.
