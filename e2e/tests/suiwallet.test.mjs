@@ -138,6 +138,15 @@ test('a wallet that registers after the app is found; disconnecting in the walle
   await page.locator(`#header-address[data-address="${own}"]`).waitFor();
   await page.locator('#sui-wallet-notice', { hasText: "Late Wallet disconnected, or switched to another account: you play with this browser's key again." }).waitFor();
   await screenshot(page, 'suiwallet-390-disconnected');
+
+  // Connected again, "Log out" logs out, wallet and all: not back in with the own key.
+  await connect(page, 'Late Wallet');
+  await page.locator(`#header-address[data-address="${wallet.address}"]`).waitFor();
+  await page.locator('.wallet-identity').getByRole('button', { name: 'Log out' }).click();
+  await page.locator('.wallet-identity').getByRole('button', { name: 'Log in' }).waitFor();
+  assert.equal(await page.locator('.balance-chip').count(), 0);
+  assert.equal(await page.locator('#sui-wallet-notice').count(), 0, 'a chosen log out needs no notice');
+  assert.equal((await page.evaluate(() => window.__testWallet.log)).filter((l) => l === 'disconnect').length, 2);
   assert.deepEqual(page.errors, []);
   await page.context().close();
 });

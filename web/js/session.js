@@ -312,10 +312,11 @@ function pickAccount(wallet, accounts) {
 export async function connectSuiWallet(wallet) {
   const connected = pickAccount(wallet, await connectWallet(wallet));
   const result = await walletSession(connected);
-  // Signed and accepted: switch. The page's own login stays saved for after a reload.
+  // Signed and accepted: switch. The page's own login stays saved for after a reload; a
+  // wallet connected before is let go.
+  if (session.connected) await dropWallet(null, false);
   stopInbox?.();
   stopInbox = null;
-  localStorage.removeItem(LOGGED_OUT_KEY);
   session.connected = connected;
   session.problem = null;
   session.walletNotice = null;
@@ -344,8 +345,10 @@ let stopWalletEvents = () => {};
 export async function disconnectSuiWallet() {
   const connected = session.connected;
   if (!connected) return;
-  await dropWallet(null, true);
+  // Told first, with its `change` unheard: this disconnect is the player's own.
+  stopWalletEvents();
   await disconnectWallet(connected.wallet);
+  await dropWallet(null, true);
 }
 
 /**
@@ -407,8 +410,9 @@ export async function logout() {
   const connected = session.connected;
   if (connected) {
     // Out, as asked: not back in with the page's key.
-    await dropWallet(null, false);
+    stopWalletEvents();
     await disconnectWallet(connected.wallet);
+    await dropWallet(null, false);
     return;
   }
   try {
