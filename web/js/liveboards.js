@@ -21,7 +21,7 @@
  */
 
 import { h } from './dom.js';
-import { formatAmount, gameName } from './format.js';
+import { formatAmount, gameName, shortAddress } from './format.js';
 import { knownName, playerLabel } from './identity.js';
 import { realtime } from './realtime.js';
 
@@ -57,7 +57,7 @@ function svg(name, attributes) {
  * @param {number | number[] | undefined} cells
  * @returns {number[]}
  */
-export function cellsOf(cells) {
+function cellsOf(cells) {
   if (Array.isArray(cells)) return cells.map(Number);
   const bits = Number(cells ?? 0);
   return [...Array(9).keys()].filter((c) => (bits >> c) & 1);
@@ -78,12 +78,12 @@ export function miniBoard(state) {
     const { x, y } = origin(cell);
     root.appendChild(svg('rect', { x, y, width: TILE, height: TILE, rx: 5, class: win.has(cell) ? 'mini-tile is-win' : 'mini-tile' }));
     const mark = state.board[cell];
+    if (mark === '-') continue;
     const cx = x + TILE / 2;
     const cy = y + TILE / 2;
-    const owner = state.owners[cell];
-    const player = state.game === 'sos' ? (owner === 1 ? 'p2' : 'p1') : mark === 'X' ? 'p1' : 'p2';
+    // Colours as board.js's: SOS letters by who placed them, X and O by mark.
+    const player = state.game === 'sos' ? (state.owners[cell] === 1 ? 'p2' : 'p1') : mark === 'X' ? 'p1' : 'p2';
     const cls = `mini-mark mini-${win.has(cell) ? 'on-win' : player}`;
-    if (mark === '-') continue;
     if (state.game === 'tic-tac-toe' && mark === 'X') {
       const r = TILE * 0.25;
       root.appendChild(svg('path', { d: `M${cx - r} ${cy - r}L${cx + r} ${cy + r}M${cx + r} ${cy - r}L${cx - r} ${cy + r}`, class: cls }));
@@ -190,7 +190,7 @@ class Tile {
   /** What a screen reader says for the tile: the match, the players, how far it is. */
   describe() {
     const m = this.match;
-    const who = (m.players ?? []).map((p) => (p.address ? (knownName(p.address) ?? `${p.address.slice(0, 6)}…${p.address.slice(-4)}`) : `computer (${p.level})`));
+    const who = (m.players ?? []).map((p) => (p.address ? (knownName(p.address) ?? shortAddress(p.address)) : `computer (${p.level})`));
     const marks = [...m.board].filter((c) => c !== '-').length;
     const state = this.ended ? 'finished' : marks ? `${marks} ${marks === 1 ? 'mark' : 'marks'} played` : 'no moves yet';
     return `Watch ${gameName(m.game)} match ${m.id}: ${who.join(' versus ')}, ${state}`;
