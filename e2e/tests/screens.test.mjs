@@ -88,7 +88,7 @@ test('every screen at 1280, 390 and 320 px', async () => {
     const challenge = await f.call('POST', '/api/challenges', { opponent: me, game: 'tic-tac-toe', stake: String(2n * COIN), first: 'opponent' });
     await page.goto('/online');
     await page.locator('.challenge-row').waitFor();
-    await page.locator('.list-row', { hasText: 'Watch' }).first().waitFor();
+    await page.locator('.live-board-item').first().waitFor();
     await screenshot(page, `${size}-online`);
     await assertLayout(page, `${size} online`);
 

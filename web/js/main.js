@@ -12,7 +12,7 @@
 import { announce, copyButton, h, ICONS, icon, replace, toast } from './dom.js';
 import { formatAmount, gameName, shortAddress } from './format.js';
 import { realtime } from './realtime.js';
-import { onInbox, onSession, session, startSession } from './session.js';
+import { identity, onInbox, onSession, session, startSession } from './session.js';
 import * as leaderboard from './views/leaderboard.js';
 import * as match from './views/match.js';
 import * as online from './views/online.js';
@@ -136,9 +136,9 @@ function renderHeader(current) {
   renderAccount();
 }
 
-/** The wallet's address, the balance and the connection, rebuilt only when they change. */
+/** The player's address, the balance and the connection, rebuilt only when they change. */
 function renderAccount() {
-  const w = session.wallet;
+  const w = identity();
   const key = `${w?.address}|${session.me?.balance}|${realtime.status}`;
   if (account.dataset.key === key) return;
   account.dataset.key = key;
@@ -147,7 +147,7 @@ function renderAccount() {
 
 /** @returns {(Node | null)[]} */
 function accountChip() {
-  const w = session.wallet;
+  const w = identity();
   const dot = h('span', { class: `conn conn-${realtime.status}`, title: connectionText(), role: 'img', 'aria-label': connectionText() });
   if (!w) return [dot];
   const me = session.me;

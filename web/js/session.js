@@ -9,6 +9,15 @@
  * no signature. The token is kept in localStorage for its lifetime and renewed by itself
  * when the server refuses it. A player who logs out stays out until they log in again.
  *
+ * A Sui wallet connected through the Wallet Standard ({@link connectSuiWallet}) logs in
+ * instead of the page's key: its account's address is the player, and the wallet signs the
+ * challenge as a Sui personal message. That login lasts for the page: its token is kept in
+ * memory only, and a reload, or a disconnect (by the page or by the wallet), returns to the
+ * page's own key, whose saved login still stands. Moves made through a connected wallet go
+ * unsigned (the API allows it; the server's transcript key signs every match either way):
+ * the move signature is a plain Ed25519 signature, which a wallet does not make, and a
+ * wallet prompt for every move would be no game.
+ *
  * Views listen with {@link onSession} (the session changed: login, balance, active match)
  * and {@link onInbox} (an inbox event: a challenge, a match start, money).
  * @module
@@ -16,10 +25,15 @@
 
 import { api, ApiError, onTokenRejected, setToken } from './api.js';
 import { realtime } from './realtime.js';
-import { loadOrCreateWallet, signText, storeWallet, walletSupport } from './wallet.js';
+import { addressOf, loadOrCreateWallet, signText, storeWallet, walletSupport } from './wallet.js';
+import { connectWallet, disconnectWallet, onWalletChange, signPersonalMessage, startWalletStandard } from './walletstandard.js';
+import { toHex } from './format.js';
 
 /**
  * @typedef {import('./wallet.js').Wallet} Wallet
+ * @typedef {import('./walletstandard.js').StandardWallet} StandardWallet
+ * @typedef {import('./walletstandard.js').WalletAccount} WalletAccount
+ * @typedef {{ wallet: StandardWallet, account: WalletAccount, address: string, publicKeyHex: string }} Connected
  * @typedef {import('./realtime.js').ServerEvent} ServerEvent
  * @typedef {{ rating: number, deviation: number, volatility: number }} Rating
  * @typedef {{ rating: number, deviation: number, attempts: number, solved: number }} PuzzleRecord
@@ -56,7 +70,21 @@ export const session = {
   me: null,
   /** @type {string | null} why the wallet or the login is not available */
   problem: null,
+  /** A Sui wallet logged in instead of the page's key, for this page's life. @type {Connected | null} */
+  connected: null,
+  /** Why the last connected wallet was let go, when the player did not ask. @type {string | null} */
+  walletNotice: null,
 };
+
+/** The token in use (the API's and the socket's). @type {string | null} */
+let currentToken = null;
+
+/** @param {string | null} token */
+function useToken(token) {
+  currentToken = token;
+  setToken(token);
+  realtime.setToken(token);
+}
 
 /** @type {Set<() => void>} */
 const sessionListeners = new Set();
@@ -88,8 +116,17 @@ export function myAddress() {
   return session.status === 'online' && session.me ? session.me.address : null;
 }
 
+/**
+ * Who plays now: the connected Sui wallet's account, else the page's own key.
+ * @returns {{ address: string, publicKeyHex: string } | null}
+ */
+export function identity() {
+  return session.connected ?? session.wallet;
+}
+
 /** Loads the wallet and logs in (unless the player logged out). */
 export async function startSession() {
+  startWalletStandard();
   onTokenRejected(() => login());
   realtime.onAuthError(() => {
     void login();
@@ -118,8 +155,7 @@ export async function startSession() {
   }
   const saved = readSavedToken(session.wallet.address);
   if (saved) {
-    setToken(saved);
-    realtime.setToken(saved);
+    useToken(saved);
     session.status = 'logging-in';
     changed();
     try {
@@ -165,6 +201,8 @@ export function login() {
 }
 
 async function doLogin() {
+  const connected = session.connected;
+  if (connected) return walletLogin(connected);
   const wallet = session.wallet;
   if (!wallet) return false;
   localStorage.removeItem(LOGGED_OUT_KEY);
@@ -172,14 +210,7 @@ async function doLogin() {
   session.problem = null;
   changed();
   try {
-    /** @type {{ challenge_id: string, message: string, expires_at: string }} */
-    const challenge = await api('POST', '/api/auth/challenge', { public_key: wallet.publicKeyHex }, { auth: false });
-    const named = challenge.message.split('\n')[1];
-    if (named !== wallet.address) {
-      throw new Error(
-        `The server named the address ${named} for this key, but it is ${wallet.address}. Nothing was signed.`,
-      );
-    }
+    const challenge = await askChallenge(wallet);
     const signature = await signText(wallet, challenge.message);
     /** @type {{ token: string, address: string, expires_at: string }} */
     const result = await api(
@@ -189,8 +220,7 @@ async function doLogin() {
       { auth: false },
     );
     localStorage.setItem(TOKEN_KEY, JSON.stringify(result));
-    setToken(result.token);
-    realtime.setToken(result.token);
+    useToken(result.token);
     await goOnline();
     return true;
   } catch (e) {
@@ -201,8 +231,190 @@ async function doLogin() {
   }
 }
 
+/**
+ * A login challenge for a key, checked to name the address computed here: a server that
+ * disagrees about who this is gets no signature.
+ * @param {{ address: string, publicKeyHex: string }} who
+ * @returns {Promise<{ challenge_id: string, message: string, expires_at: string }>}
+ */
+async function askChallenge(who) {
+  /** @type {{ challenge_id: string, message: string, expires_at: string }} */
+  const challenge = await api('POST', '/api/auth/challenge', { public_key: who.publicKeyHex }, { auth: false });
+  const named = challenge.message.split('\n')[1];
+  if (named !== who.address) {
+    throw new Error(`The server named the address ${named} for this key, but it is ${who.address}. Nothing was signed.`);
+  }
+  return challenge;
+}
+
+/**
+ * Logs a connected wallet's account in: the wallet signs the challenge as a Sui personal
+ * message. The token is kept for this page only.
+ * @param {Connected} connected
+ * @returns {Promise<{ token: string, address: string, expires_at: string }>}
+ */
+async function walletSession(connected) {
+  const challenge = await askChallenge(connected);
+  const signature = await signPersonalMessage(connected.wallet, connected.account, challenge.message);
+  return api(
+    'POST',
+    '/api/auth/login',
+    { challenge_id: challenge.challenge_id, public_key: connected.publicKeyHex, signature, scheme: 'sui-personal-message' },
+    { auth: false },
+  );
+}
+
+/**
+ * Logs the connected wallet in again (its token lapsed or was refused).
+ * @param {Connected} connected
+ */
+async function walletLogin(connected) {
+  session.status = 'logging-in';
+  session.problem = null;
+  changed();
+  try {
+    const result = await walletSession(connected);
+    if (session.connected !== connected) return false;
+    useToken(result.token);
+    await goOnline();
+    return true;
+  } catch (e) {
+    // The wallet said no, or the server did: back to the page's own key.
+    await dropWallet(`${connected.wallet.name} did not log in again (${e instanceof Error ? e.message : String(e)}).`, true);
+    return false;
+  }
+}
+
+/**
+ * The connected account a wallet shared: the first that is a Sui account of an Ed25519 key
+ * (its address is its public key's, as Triad's addresses are).
+ * @param {StandardWallet} wallet
+ * @param {readonly WalletAccount[]} accounts
+ * @returns {Connected}
+ */
+function pickAccount(wallet, accounts) {
+  if (!accounts.length) throw new Error(`${wallet.name} shared no account. Unlock it, choose an account, and connect again.`);
+  for (const account of accounts) {
+    const key = account.publicKey instanceof Uint8Array ? account.publicKey : new Uint8Array(account.publicKey ?? []);
+    if (key.length === 32 && addressOf(key) === String(account.address).toLowerCase()) {
+      return { wallet, account, address: addressOf(key), publicKeyHex: toHex(key) };
+    }
+  }
+  throw new Error(`${wallet.name}'s account is not an Ed25519 one. Triad logs in Sui accounts of Ed25519 keys: choose one in the wallet and connect again.`);
+}
+
+/**
+ * Connects a Sui wallet and logs its account in. The wallet asks its user twice (to share
+ * an account, then to sign the login message); when either is refused, or the server
+ * refuses the signature, this throws and nothing changes: the page stays as it was.
+ * @param {StandardWallet} wallet
+ */
+export async function connectSuiWallet(wallet) {
+  const connected = pickAccount(wallet, await connectWallet(wallet));
+  const result = await walletSession(connected);
+  // Signed and accepted: switch. The page's own login stays saved for after a reload; a
+  // wallet connected before is let go.
+  if (session.connected) await dropWallet(null, false);
+  stopInbox?.();
+  stopInbox = null;
+  session.connected = connected;
+  session.problem = null;
+  session.walletNotice = null;
+  session.status = 'logging-in';
+  useToken(result.token);
+  stopWalletEvents = onWalletChange(wallet, (accounts) => {
+    if (session.connected !== connected) return;
+    if (!accounts.some((a) => String(a.address).toLowerCase() === connected.address)) {
+      void dropWallet(`${wallet.name} disconnected, or switched to another account: you play with this browser's key again.`, true);
+    }
+  });
+  changed();
+  try {
+    await goOnline();
+  } catch (e) {
+    // Logged in, but `me` could not be read: back to the page's own key, and say why.
+    await dropWallet(null, true);
+    throw e;
+  }
+}
+
+/** @type {() => void} */
+let stopWalletEvents = () => {};
+
+/** Disconnects the connected wallet (the player's choice) and returns to the page's own key. */
+export async function disconnectSuiWallet() {
+  const connected = session.connected;
+  if (!connected) return;
+  // Told first, with its `change` unheard: this disconnect is the player's own.
+  stopWalletEvents();
+  await disconnectWallet(connected.wallet);
+  await dropWallet(null, true);
+}
+
+/**
+ * Forgets the connected wallet and revokes its token; with `resume`, the page's own key
+ * plays again (its saved login, or a new one), else the page is logged out.
+ * @param {string | null} why shown to the player (null: they chose it)
+ * @param {boolean} resume
+ */
+async function dropWallet(why, resume) {
+  const connected = session.connected;
+  if (!connected) return;
+  stopWalletEvents();
+  stopWalletEvents = () => {};
+  session.connected = null;
+  const revoked = currentToken;
+  stopInbox?.();
+  stopInbox = null;
+  session.me = null;
+  session.status = 'logging-in';
+  useToken(null);
+  changed();
+  if (revoked) {
+    // Sent with the wallet's own token, which no one else uses any more.
+    await fetch('/api/auth/logout', { method: 'POST', headers: { authorization: `Bearer ${revoked}` } }).catch(() => {});
+  }
+  session.walletNotice = why;
+  if (resume) await resumeOwnKey();
+  else session.status = 'anonymous';
+  changed();
+}
+
+/** Logs the page's own key in again: its saved token when it still stands, else a login. */
+async function resumeOwnKey() {
+  const wallet = session.wallet;
+  if (!wallet) {
+    session.status = 'anonymous';
+    return;
+  }
+  const saved = readSavedToken(wallet.address);
+  if (saved && localStorage.getItem(LOGGED_OUT_KEY) !== wallet.address) {
+    useToken(saved);
+    session.status = 'logging-in';
+    try {
+      await goOnline();
+      return;
+    } catch {
+      /* refused: log in afresh */
+    }
+  }
+  if (localStorage.getItem(LOGGED_OUT_KEY) === wallet.address) {
+    session.status = 'anonymous';
+    return;
+  }
+  await login();
+}
+
 /** Logs out: revokes the token and stays out on this browser until the player logs in. */
 export async function logout() {
+  const connected = session.connected;
+  if (connected) {
+    // Out, as asked: not back in with the page's key.
+    stopWalletEvents();
+    await disconnectWallet(connected.wallet);
+    await dropWallet(null, false);
+    return;
+  }
   try {
     await api('POST', '/api/auth/logout');
   } catch {
@@ -210,8 +422,7 @@ export async function logout() {
   }
   localStorage.removeItem(TOKEN_KEY);
   if (session.wallet) localStorage.setItem(LOGGED_OUT_KEY, session.wallet.address);
-  setToken(null);
-  realtime.setToken(null);
+  useToken(null);
   stopInbox?.();
   stopInbox = null;
   session.me = null;
@@ -255,7 +466,8 @@ let serverKeyId = null;
  */
 export async function signMove(matchId, seq, cell, mark) {
   const wallet = session.wallet;
-  if (!wallet || session.status !== 'online') return null;
+  // A connected Sui wallet's moves go unsigned: the page's key is not the player's then.
+  if (!wallet || session.connected || session.status !== 'online') return null;
   try {
     serverKeyId ??= api('GET', '/.well-known/triad-transcript-key', undefined, { auth: false }).then((k) => /** @type {{ key_id: string }} */ (k).key_id);
     const keyId = await serverKeyId;

@@ -1,7 +1,8 @@
 // @ts-check
 /**
  * Online: find an opponent in the queue (as the SOS contract pairs players, with the stake shown), challenge an
- * address (as the Sui contract does), answer challenges, and watch live matches.
+ * address (as the Sui contract does), answer challenges, and watch live matches (small
+ * boards that move live, liveboards.js).
  *
  * Everything updates from the WebSocket: the inbox (challenges to and from you, your
  * match starting, money) and the lobby (waits and matches starting and ending). When your
@@ -14,6 +15,7 @@ import { every, serverNow } from '../clock.js';
 import { announce, h, ICONS, icon, replace, segmented, toast } from '../dom.js';
 import { formatAmount, formatCountdown, gameName, isAddress, notEnoughText, parseAmount, shortAddress } from '../format.js';
 import { playerLabel } from '../identity.js';
+import { LiveBoards } from '../liveboards.js';
 import { realtime } from '../realtime.js';
 import { headSeq, login, myAddress, onInbox, onSession, refreshMe, session } from '../session.js';
 
@@ -45,6 +47,7 @@ export function mount(root, ctx) {
   const incomingBox = h('div');
   const outgoingBox = h('div');
   const liveBox = h('div');
+  const liveBoards = new LiveBoards();
   const queueError = h('p', { class: 'inline-error', role: 'alert', hidden: true });
   const challengeError = h('p', { class: 'inline-error', role: 'alert', hidden: true });
   const queueSummary = h('p', { class: 'stake-summary' });
@@ -336,6 +339,7 @@ export function mount(root, ctx) {
       ]);
       liveMatches = [...ready.matches, ...playing.matches].filter((m) => m.origin !== 'computer').sort((a, b) => b.id - a.id);
       waits = waiting.matches.filter((m) => m.origin === 'queue');
+      liveBoards.show(liveMatches);
     } catch {
       /* the lobby is a convenience; its next event retries */
     }
@@ -419,10 +423,10 @@ export function mount(root, ctx) {
       );
     }
 
-    // The lobby.
+    // The lobby: the waits, as rows, and the matches under way, as boards that move.
     replace(
       liveBox,
-      liveMatches.length || waits.length
+      waits.length
         ? h(
             'ul',
             { class: 'list' },
@@ -451,21 +455,11 @@ export function mount(root, ctx) {
                   : null,
               ),
             ),
-            liveMatches.map((m) =>
-              h(
-                'li',
-                { class: 'list-row' },
-                h(
-                  'span',
-                  { class: 'row-main' },
-                  h('span', {}, h('span', { class: 'live-dot', 'aria-hidden': 'true' }), h('strong', { text: `${gameName(m.game)} · #${m.id}` }), m.stake !== '0' ? h('span', { class: 'muted', text: ` · stake ${formatAmount(m.stake)}` }) : null),
-                  h('span', { class: 'muted small seats' }, (m.players ?? []).flatMap((p, i) => [i ? ' vs ' : null, p.address ? playerLabel(p.address, { size: 16 }) : `computer (${p.level})`])),
-                ),
-                h('a', { class: 'btn btn-small', href: `/match/${m.id}` }, icon(ICONS.eye), 'Watch'),
-              ),
-            ),
           )
-        : h('p', { class: 'muted empty', text: 'Nobody is playing right now. Start a match!' }),
+        : null,
+      liveMatches.length ? liveBoards.element : null,
+      liveBoards.more,
+      liveMatches.length || waits.length ? null : h('p', { class: 'muted empty', text: 'Nobody is playing right now. Start a match!' }),
     );
   }
 
@@ -638,6 +632,7 @@ export function mount(root, ctx) {
   return () => {
     stopped = true;
     stopLobby();
+    liveBoards.stop();
     stopInbox();
     stopSession();
     stopTicker();

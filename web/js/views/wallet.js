@@ -1,8 +1,9 @@
 // @ts-check
 /**
  * The wallet: the address with a copy button, the display name (set, change, clear), the
- * balance and the ledger, withdrawals, exporting and importing the key, logging in and out;
- * and for the owner, deposits, the reserve and collecting it.
+ * balance and the ledger, withdrawals, exporting and importing the key, logging in and out,
+ * connecting a Sui wallet instead (suiwallet.js); and for the owner, deposits, the reserve
+ * and collecting it.
  * @module
  */
 
@@ -11,7 +12,8 @@ import { announce, copyButton, h, ICONS, icon, replace, toast } from '../dom.js'
 import { formatAmount, isAddress, notEnoughText, parseAmount } from '../format.js';
 import { playerLabel, rememberProfile } from '../identity.js';
 import { exportKeyFile, readKeyFile } from '../wallet.js';
-import { login, logout, onInbox, onSession, refreshMe, session, switchWallet } from '../session.js';
+import { identity, login, logout, onInbox, onSession, refreshMe, session, switchWallet } from '../session.js';
+import { suiWalletCard } from './suiwallet.js';
 
 /**
  * @typedef {{ seq: number, amount: string, reason: string, match_id: number | null, at_ms: number }} LedgerEntry
@@ -51,31 +53,33 @@ export function mount(root) {
   /** @type {{ reserve: string, deposited: string, withdrawn: string } | null} */
   let reserve = null;
 
-  const identity = h('div', { class: 'card wallet-identity' });
+  const identityCard = h('div', { class: 'card wallet-identity' });
   const profile = h('div', { class: 'card wallet-name' });
   const money = h('div', { class: 'card' });
   const ledger = h('div', { class: 'card' });
   const keys = h('div', { class: 'card' });
   const owner = h('div', { class: 'card', hidden: true });
+  const sui = suiWalletCard();
   replace(
     root,
     h(
       'section',
       { class: 'view view-wallet' },
       h('div', { class: 'page-head' }, h('h1', { class: 'page-title', text: 'Wallet' })),
-      h('div', { class: 'wallet-grid' }, h('div', { class: 'column' }, identity, profile, money, owner), h('div', { class: 'column' }, ledger, keys)),
+      h('div', { class: 'wallet-grid' }, h('div', { class: 'column' }, identityCard, sui.element, profile, money, owner), h('div', { class: 'column' }, ledger, keys)),
     ),
   );
 
   let identityKey = '';
   function renderIdentity() {
-    const w = session.wallet;
+    const w = identity();
+    const connected = session.connected;
     // Rebuilt only when it changes, so a focused button keeps its focus.
     const key = `${w?.address}|${session.status}|${session.created}|${session.problem}`;
     if (key === identityKey) return;
     identityKey = key;
     if (!w) {
-      replace(identity, h('h2', { class: 'card-title', text: 'Your address' }), h('p', { class: 'inline-error', role: 'alert', text: session.problem ?? 'Loading your wallet…' }));
+      replace(identityCard, h('h2', { class: 'card-title', text: 'Your address' }), h('p', { class: 'inline-error', role: 'alert', text: session.problem ?? 'Loading your wallet…' }));
       return;
     }
     const statusText = {
@@ -83,11 +87,11 @@ export function mount(root) {
       unsupported: session.problem ?? '',
       anonymous: 'Logged out on this browser.',
       'logging-in': 'Signing in…',
-      online: 'Logged in: your key signed the server’s challenge.',
+      online: connected ? `Logged in: ${connected.wallet.name} signed the server’s challenge.` : 'Logged in: your key signed the server’s challenge.',
       error: session.problem ?? 'Not logged in.',
     }[session.status];
     replace(
-      identity,
+      identityCard,
       h(
         'div',
         { class: 'card-title-row' },
@@ -95,8 +99,8 @@ export function mount(root) {
         session.status === 'online' ? h('a', { class: 'btn btn-small btn-ghost', href: `/player/${w.address}`, text: 'My page →' }) : null,
       ),
       h('div', { class: 'address-line' }, h('code', { class: 'mono address-full', id: 'wallet-address', text: w.address }), copyButton(() => w.address, 'address')),
-      h('p', { class: 'muted small', text: 'Your address is your Ed25519 public key’s Sui address. Share it so others can challenge you.' }),
-      session.created ? h('p', { class: 'notice', text: 'A new key was made for you in this browser. Export it to keep your balance safe.' }) : null,
+      h('p', { class: 'muted small', text: connected ? `Your address is your ${connected.wallet.name} account’s. Share it so others can challenge you.` : 'Your address is your Ed25519 public key’s Sui address. Share it so others can challenge you.' }),
+      session.created && !connected ? h('p', { class: 'notice', text: 'A new key was made for you in this browser. Export it to keep your balance safe.' }) : null,
       h(
         'div',
         { class: 'login-line' },
@@ -283,7 +287,8 @@ export function mount(root) {
     });
     replace(
       keys,
-      h('h2', { class: 'card-title', text: 'Your key' }),
+      h('h2', { class: 'card-title', text: session.connected ? 'This browser’s key' : 'Your key' }),
+      session.connected ? h('p', { class: 'notice', text: `You play with ${session.connected.wallet.name} now; this is the key this browser plays with when it is disconnected. Your wallet keeps its own key.` }) : null,
       h('p', { class: 'muted small' }, 'The key lives only in this browser. The export is the same file ', h('code', { text: 'triad keygen' }), ' writes, so the terminal can use it too. Whoever has it controls your balance.'),
       h(
         'div',
@@ -406,6 +411,7 @@ export function mount(root) {
   let lastBalance = '';
   const stopSession = onSession(() => {
     renderIdentity();
+    sui.render();
     renderProfile();
     const balance = session.me?.balance ?? '';
     if (balance !== lastBalance) {
@@ -444,5 +450,6 @@ export function mount(root) {
   return () => {
     stopSession();
     stopInbox();
+    sui.stop();
   };
 }
