@@ -72,7 +72,8 @@ test('a live match is a small board that moves live, and leaves when it ends', a
   await waitForMini(page, id, 'O---X----');
   await carol.call('POST', `/api/matches/${sos}/moves`, { seq: 3, cell: 7, mark: 'S' });
   await waitForMini(page, sos, 'S---O--S-');
-  assert.match(await tile(page, id).locator('a').getAttribute('aria-label'), /^Watch Tic-tac-toe match \d+: .* versus .*, 2 marks played$/);
+  // Its name is its visible text, framed for a screen reader.
+  await tile(page, id).getByRole('link', { name: /^Watch Tic-tac-toe #\d+ .*0x.*0x.*, 2 marks played$/ }).waitFor();
 
   for (const [name, viewport] of [['1280', DESKTOP], ['390', PHONE], ['320', NARROW]]) {
     await page.setViewportSize(viewport);

@@ -21,8 +21,8 @@
  */
 
 import { h } from './dom.js';
-import { formatAmount, gameName, shortAddress } from './format.js';
-import { knownName, playerLabel } from './identity.js';
+import { formatAmount, gameName } from './format.js';
+import { playerLabel } from './identity.js';
 import { realtime } from './realtime.js';
 
 /**
@@ -125,12 +125,17 @@ class Tile {
       ),
     );
     this.title = h('span', { class: 'live-board-title' });
+    // The link's name is the text on the tile, framed by words only a screen reader says
+    // ("Watch … , 2 marks played"), so what is seen is what speech input can say.
+    this.state = h('span', { class: 'visually-hidden' });
     this.link = h(
       'a',
       { class: 'live-board', href: `/match/${match.id}` },
+      h('span', { class: 'visually-hidden', text: 'Watch ' }),
       this.title,
       this.boardBox,
       h('span', { class: 'live-board-seats' }, this.seats),
+      this.state,
     );
     this.element = h('li', { class: 'live-board-item', dataset: { match: String(match.id) } }, this.link);
     this.render();
@@ -184,16 +189,13 @@ class Tile {
     );
     const toMove = this.ended ? -1 : m.turn === 'second' ? 1 : m.turn === 'first' ? 0 : -1;
     this.seats.forEach((seat, i) => seat.classList.toggle('to-move', i === toMove));
-    this.link.setAttribute('aria-label', this.describe());
+    this.state.textContent = `, ${this.describeState()}`;
   }
 
-  /** What a screen reader says for the tile: the match, the players, how far it is. */
-  describe() {
-    const m = this.match;
-    const who = (m.players ?? []).map((p) => (p.address ? (knownName(p.address) ?? shortAddress(p.address)) : `computer (${p.level})`));
-    const marks = [...m.board].filter((c) => c !== '-').length;
-    const state = this.ended ? 'finished' : marks ? `${marks} ${marks === 1 ? 'mark' : 'marks'} played` : 'no moves yet';
-    return `Watch ${gameName(m.game)} match ${m.id}: ${who.join(' versus ')}, ${state}`;
+  /** How far the match is, for a screen reader (sighted players see the board). */
+  describeState() {
+    const marks = [...this.match.board].filter((c) => c !== '-').length;
+    return this.ended ? 'finished' : marks ? `${marks} ${marks === 1 ? 'mark' : 'marks'} played` : 'no moves yet';
   }
 }
 
