@@ -70,6 +70,8 @@ pub(crate) fn pg(args: &[String]) -> Result<(), String> {
                 "cluster",
                 "--test",
                 "server_cluster",
+                "--test",
+                "cluster_crash",
             ],
         )?;
         return postgres_suites(&pg);
@@ -182,12 +184,23 @@ impl Postgres {
         Ok(own)
     }
 
-    /// The environment the tests read.
+    /// The environment the tests read: the server, the prefix of their databases' names,
+    /// and where PostgreSQL's programs are, for a test that runs a server of its own
+    /// (`cluster_crash`, which kills it).
     pub(crate) fn env(&self) -> Vec<(&'static str, String)> {
-        vec![
+        let mut env = vec![
             ("TRIAD_TEST_POSTGRES", self.url.clone()),
             ("TRIAD_TEST_DB_PREFIX", self.prefix.clone()),
-        ]
+        ];
+        let bin = self
+            .own
+            .as_ref()
+            .map(|(bin, _)| bin.clone())
+            .or_else(postgres_bin);
+        if let Some(bin) = bin {
+            env.push(("TRIAD_TEST_PG_BIN", bin.to_string_lossy().into_owned()));
+        }
+        env
     }
 }
 
