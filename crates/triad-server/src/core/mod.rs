@@ -46,6 +46,7 @@ use crate::{
 mod batch;
 mod follow;
 
+pub(crate) use batch::describe_metrics;
 use batch::{Batches, Job, JobBox};
 use follow::{CATCH_UP_PAGE, apply_new, publish_read, reload};
 
