@@ -54,7 +54,7 @@ const MAX_BATCH: usize = 4096;
 // The batches' metrics (`/metrics`), described in [`describe_metrics`]. The lock's wait
 // and hold times and the batch sizes are what a cluster's capacity is made of: every
 // batch of every node holds the one cluster lock for its hold time, so the cluster
-// commits at most one batch per hold time (ARCHITECTURE.md, "Cluster capacity").
+// commits at most one batch per hold time (README, "Scale out").
 const COMMIT_SECONDS: &str = "triad_commit_seconds";
 const BATCH_COMMANDS: &str = "triad_commit_batch_commands";
 const BATCH_EVENTS: &str = "triad_commit_batch_events";
@@ -210,7 +210,7 @@ impl Batches {
     /// last one, and publishes them to this node's subscribers. When the log's head, read
     /// with the lock, is this node's last event, nobody committed since: nothing is read.
     async fn follow_log(&self, held: &mut Held, engine: &mut Engine) -> Result<(), StoreError> {
-        let mut followed = 0;
+        let mut followed: u32 = 0;
         if held.head == engine.next_seq() - 1 {
             metrics::histogram!(FOLLOWED_EVENTS).record(0.0);
             return Ok(());
@@ -223,7 +223,7 @@ impl Batches {
                 metrics::histogram!(FOLLOWED_EVENTS).record(f64::from(followed));
                 return Ok(());
             }
-            followed += u32::try_from(new.len()).unwrap_or(u32::MAX);
+            followed = followed.saturating_add(u32::try_from(new.len()).unwrap_or(u32::MAX));
             let applied = apply_new(engine, &new)?;
             // Under the lock every committed event is visible: a gap is corruption.
             if applied.end != new.len() {
