@@ -74,7 +74,9 @@ fn prometheus() -> PrometheusHandle {
         .get_or_init(|| {
             let recorder = PrometheusBuilder::new().build_recorder();
             let handle = recorder.handle();
-            let _ = metrics::set_global_recorder(recorder);
+            if metrics::set_global_recorder(recorder).is_ok() {
+                core::describe_metrics();
+            }
             // Histogram samples pile up until drained: drain them every few seconds, so
             // memory stays flat when nobody scrapes /metrics (RELIABILITY.md, load soak).
             let upkeep = handle.clone();

@@ -419,6 +419,26 @@ async fn metrics_show_requests_latencies_live_matches_sockets_and_commits() {
     ] {
         assert!(line(&[name]), "{name} missing from:\n{text}");
     }
+    // What an operator watches for a cluster's ceiling: each batch's hold of the cluster
+    // lock, the wait for it, and what it applied of the other nodes' events; with help.
+    let cluster = [
+        "triad_cluster_lock_wait_seconds",
+        "triad_cluster_lock_hold_seconds",
+        "triad_cluster_followed_events",
+    ];
+    for name in cluster {
+        assert_eq!(line(&[name]), common::on_postgres(), "{name} in:\n{text}");
+    }
+    for name in ["triad_commit_batch_commands", "triad_commit_batch_events"]
+        .into_iter()
+        .chain(cluster.into_iter().filter(|_| common::on_postgres()))
+    {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with(&format!("# HELP {name} "))),
+            "no help for {name} in:\n{text}"
+        );
+    }
 }
 
 #[tokio::test]

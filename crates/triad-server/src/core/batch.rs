@@ -51,6 +51,67 @@ impl std::fmt::Debug for Job {
 /// The most commands in one batch.
 const MAX_BATCH: usize = 4096;
 
+// The batches' metrics (`/metrics`), described in [`describe_metrics`]. The lock's wait
+// and hold times and the batch sizes are what a cluster's capacity is made of: every
+// batch of every node holds the one cluster lock for its hold time, so the cluster
+// commits at most one batch per hold time (README, "Scale out").
+const COMMIT_SECONDS: &str = "triad_commit_seconds";
+const BATCH_COMMANDS: &str = "triad_commit_batch_commands";
+const BATCH_EVENTS: &str = "triad_commit_batch_events";
+const LOCK_WAIT: &str = "triad_cluster_lock_wait_seconds";
+const LOCK_HOLD: &str = "triad_cluster_lock_hold_seconds";
+const FOLLOWED_EVENTS: &str = "triad_cluster_followed_events";
+
+/// Gives the batches' metrics their help text (once the recorder is installed).
+pub(crate) fn describe_metrics() {
+    use metrics::{Unit, describe_histogram};
+    describe_histogram!(
+        COMMIT_SECONDS,
+        Unit::Seconds,
+        "Time to write and commit one batch (on PostgreSQL: from the first write under the cluster lock to the commit's answer)."
+    );
+    describe_histogram!(
+        BATCH_COMMANDS,
+        Unit::Count,
+        "Commands in one committed batch (group commit: one transaction each)."
+    );
+    describe_histogram!(
+        BATCH_EVENTS,
+        Unit::Count,
+        "Events written by one committed batch."
+    );
+    describe_histogram!(
+        LOCK_WAIT,
+        Unit::Seconds,
+        "PostgreSQL only: time a batch waited for the cluster lock (a connection, BEGIN, pg_advisory_xact_lock); grows as the nodes contend for it."
+    );
+    describe_histogram!(
+        LOCK_HOLD,
+        Unit::Seconds,
+        "PostgreSQL only: time a batch held the cluster lock, from taking it to its commit or rollback; the cluster commits at most one batch per hold time."
+    );
+    describe_histogram!(
+        FOLLOWED_EVENTS,
+        Unit::Count,
+        "PostgreSQL only: events other nodes committed that a batch applied under the cluster lock before its own commands (0 when this node wrote the last batch)."
+    );
+}
+
+/// A transaction holding the cluster lock, the log's last `seq` when it was taken, and
+/// since when.
+struct Held {
+    tx: Tx,
+    head: u64,
+    since: Instant,
+}
+
+/// The lock taken at `since` was let go (its transaction ended, however it ended):
+/// records how long it was held, and passes on how it ended.
+fn released<T>(since: Instant, ended: T) -> T {
+    metrics::histogram!(LOCK_HOLD).record(since.elapsed().as_secs_f64());
+    ended
+}
+
 /// What the core task owns besides its queue.
 pub(super) struct Batches {
     pub(super) engine: Arc<RwLock<Engine>>,
@@ -78,8 +139,16 @@ impl Batches {
 
     /// Takes one batch through its phases; every job is answered, and `jobs` left empty.
     async fn batch(&self, jobs: &mut Vec<Job>) {
+        let asked = Instant::now();
         let mut tx = match self.lock().await {
-            Ok(tx) => tx,
+            Ok(tx) => tx.map(|(tx, head)| {
+                metrics::histogram!(LOCK_WAIT).record(asked.elapsed().as_secs_f64());
+                Held {
+                    tx,
+                    head,
+                    since: Instant::now(),
+                }
+            }),
             Err(error) => {
                 tracing::error!(%error, "cannot take the cluster lock");
                 metrics::counter!("triad_commit_failures_total").increment(1);
@@ -98,7 +167,7 @@ impl Batches {
             self.health
                 .set_storage(Some(StorageFault::Failing(error.to_string())));
             if let Some(t) = tx.take() {
-                let _ = t.rollback().await;
+                let _ = released(t.since, t.tx.rollback().await);
             }
             rebuild(&mut engine, &self.store, &self.health).await;
             drop(engine);
@@ -127,8 +196,9 @@ impl Batches {
     }
 
     /// On a shared database: a transaction holding the cluster-wide command lock, which it
-    /// keeps until it commits or rolls back. `None` on SQLite, whose one writer is this task.
-    async fn lock(&self) -> Result<Option<Tx>, StoreError> {
+    /// keeps until it commits or rolls back, and the log's last `seq` under it. `None` on
+    /// SQLite, whose one writer is this task.
+    async fn lock(&self) -> Result<Option<(Tx, u64)>, StoreError> {
         if self.store.is_shared() {
             self.store.begin_serialised().await.map(Some)
         } else {
@@ -137,14 +207,23 @@ impl Batches {
     }
 
     /// Under the cluster lock: applies the events other nodes committed since this node's
-    /// last one, and publishes them to this node's subscribers.
-    async fn follow_log(&self, tx: &mut Tx, engine: &mut Engine) -> Result<(), StoreError> {
+    /// last one, and publishes them to this node's subscribers. When the log's head, read
+    /// with the lock, is this node's last event, nobody committed since: nothing is read.
+    async fn follow_log(&self, held: &mut Held, engine: &mut Engine) -> Result<(), StoreError> {
+        let mut followed: u32 = 0;
+        if held.head == engine.next_seq() - 1 {
+            metrics::histogram!(FOLLOWED_EVENTS).record(0.0);
+            return Ok(());
+        }
+        let tx = &mut held.tx;
         loop {
             let after = engine.next_seq() - 1;
             let new = Store::events_after(tx, after, CATCH_UP_PAGE).await?;
             if new.is_empty() {
+                metrics::histogram!(FOLLOWED_EVENTS).record(f64::from(followed));
                 return Ok(());
             }
+            followed = followed.saturating_add(u32::try_from(new.len()).unwrap_or(u32::MAX));
             let applied = apply_new(engine, &new)?;
             // Under the lock every committed event is visible: a gap is corruption.
             if applied.end != new.len() {
@@ -161,7 +240,7 @@ impl Batches {
     /// then ends a transaction that wrote nothing, which lets go of the cluster lock.
     async fn write(
         &self,
-        mut tx: Option<Tx>,
+        mut tx: Option<Held>,
         commit: &Commit<'_>,
         commands: usize,
     ) -> Result<(), StoreError> {
@@ -169,15 +248,15 @@ impl Batches {
         if !commit.events.is_empty() {
             let started = Instant::now();
             outcome = match tx.take() {
-                Some(t) => self.store.commit_in(t, commit).await,
+                Some(t) => released(t.since, self.store.commit_in(t.tx, commit).await),
                 None => self.store.commit(commit).await,
             };
-            metrics::histogram!("triad_commit_seconds").record(started.elapsed().as_secs_f64());
-            metrics::histogram!("triad_commit_batch_commands").record(commands as f64);
-            metrics::histogram!("triad_commit_batch_events").record(commit.events.len() as f64);
+            metrics::histogram!(COMMIT_SECONDS).record(started.elapsed().as_secs_f64());
+            metrics::histogram!(BATCH_COMMANDS).record(commands as f64);
+            metrics::histogram!(BATCH_EVENTS).record(commit.events.len() as f64);
         }
         if let Some(t) = tx
-            && let Err(error) = t.rollback().await
+            && let Err(error) = released(t.since, t.tx.rollback().await)
         {
             tracing::warn!(%error, "could not end an empty transaction");
         }

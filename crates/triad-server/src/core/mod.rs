@@ -46,6 +46,7 @@ use crate::{
 mod batch;
 mod follow;
 
+pub(crate) use batch::describe_metrics;
 use batch::{Batches, Job, JobBox};
 use follow::{CATCH_UP_PAGE, apply_new, publish_read, reload};
 
@@ -254,6 +255,12 @@ impl Core {
             tracing::warn!(%error, "could not follow the event log; reading the local state");
         }
         self.engine.read().await
+    }
+
+    /// Whether this node's engine has applied the event `seq` (it committed it, or
+    /// followed it from the log).
+    pub async fn has_applied(&self, seq: u64) -> bool {
+        self.engine.read().await.next_seq() > seq
     }
 
     /// Whether other nodes may write to the database (PostgreSQL).

@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# One node on PostgreSQL against one node on SQLite, on this machine, in one run: the same
+# `triad bench` load against a server on an SQLite file and a server on a throwaway
+# PostgreSQL (started here, removed at the end), alternating, REPEAT times each. Prints
+# games/s, move p50/p99, the server's CPU per game and PostgreSQL's own CPU per game, and
+# the ratio PostgreSQL / SQLite. Needs root (PostgreSQL runs as the `postgres` user).
+#
+#   cargo build --release -p triad
+#   bench/pg.sh                               # CONC=100 GAMES=1000 REPEAT=2
+#   CONC=100 GAMES=2000 REPEAT=3 OUT=bench/results/pg2 bench/pg.sh
+#
+# Pinning: the server on CPU 0 (as in compare.sh), the load generator and PostgreSQL on
+# CPU 1 (SERVER_CPU, BENCH_CPU, PG_CPU): the node has one core on either backend, and
+# PostgreSQL's CPU is counted apart (every postgres process of this cluster, the exited
+# ones through the postmaster's children's times; over the whole `triad bench` run, its
+# warm-up and logins included, divided by the games played, warm-up included).
+# Durability is the same on both sides: SQLite `synchronous=FULL`; PostgreSQL `fsync=on`,
+# `synchronous_commit=on` (an acknowledged move survives a crash of either).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+CONC=${CONC:-100}
+GAMES=${GAMES:-1000}
+REPEAT=${REPEAT:-2}
+SEED=${SEED:-1}
+SERVER_CPU=${SERVER_CPU:-0}
+BENCH_CPU=${BENCH_CPU:-1}
+PG_CPU=${PG_CPU:-1}
+TRIAD=${TRIAD:-${CARGO_TARGET_DIR:-$ROOT/target}/release/triad}
+OUT=${OUT:-$ROOT/bench/results/pg-$(date -u +%Y%m%dT%H%M%SZ)}
+BENCH_ARGS=${BENCH_ARGS:-}
+
+[ -x "$TRIAD" ] || { echo "no $TRIAD: run cargo build --release -p triad (or set TRIAD)" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "run as root: PostgreSQL is started as the postgres user" >&2; exit 1; }
+for tool in taskset jq runuser psql curl; do
+  command -v "$tool" >/dev/null || { echo "$tool is missing" >&2; exit 1; }
+done
+PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+[ -x "$PGBIN/initdb" ] || { echo "no PostgreSQL: apt-get install -y postgresql" >&2; exit 1; }
+mkdir -p "$OUT"
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+
+PGROOT=$(mktemp -d /tmp/triad-pgbench.XXXXXX)
+DBDIR=$PGROOT/sqlite
+SERVER_PID=
+cleanup() {
+  if [ -n "$SERVER_PID" ]; then kill -TERM "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; fi
+  if [ -f "$PGROOT/data/postmaster.pid" ]; then
+    runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PGROOT/data" -m immediate -w stop >/dev/null 2>&1 || true
+  fi
+  rm -rf "$PGROOT"
+}
+trap cleanup EXIT
+
+# A throwaway PostgreSQL on a free port, pinned to PG_CPU, durable as shipped.
+PGPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null || echo 55439)
+chown postgres: "$PGROOT"
+runuser -u postgres -- "$PGBIN/initdb" -D "$PGROOT/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >/dev/null
+taskset -c "$PG_CPU" runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PGROOT/data" -l "$PGROOT/log" -w -t 30 \
+  -o "-c listen_addresses=127.0.0.1 -p $PGPORT -c unix_socket_directories=$PGROOT -c max_connections=200 -c fsync=on -c synchronous_commit=on -c full_page_writes=on" \
+  start >/dev/null
+PGURL=postgres://postgres@127.0.0.1:$PGPORT
+PG_VERSION=$(psql "$PGURL/postgres" -qAtc 'SHOW server_version')
+echo "PostgreSQL $PG_VERSION on port $PGPORT (fsync $(psql "$PGURL/postgres" -qAtc 'SHOW fsync'), synchronous_commit $(psql "$PGURL/postgres" -qAtc 'SHOW synchronous_commit'))" >&2
+
+# CPU seconds of this cluster's processes: the postmaster (its own and its reaped
+# children's times) and every live child.
+pg_cpu_s() {
+  local pm ticks=0 c t
+  pm=$(head -1 "$PGROOT/data/postmaster.pid")
+  ticks=$(awk '{print $14 + $15 + $16 + $17}' "/proc/$pm/stat")
+  for c in $(ps -o pid= --ppid "$pm"); do
+    t=$(awk '{print $14 + $15}' "/proc/$c/stat" 2>/dev/null || echo 0)
+    ticks=$((ticks + t))
+  done
+  awk -v t="$ticks" 'BEGIN { printf "%.2f", t / 100 }'
+}
+
+# Starts `triad serve` pinned to SERVER_CPU on the database $1; sets SERVER_PID and URL.
+start_server() {
+  local database=$1 log=$PGROOT/server.log
+  rm -f "$PGROOT/server.out"
+  URL=
+  TRIAD_KEY_FILE=/nonexistent TRIAD_LOG=warn taskset -c "$SERVER_CPU" "$TRIAD" serve \
+    --addr 127.0.0.1:0 --database "$database" \
+    --rate-per-ip 1000000000 --rate-per-address 1000000000 --rate-burst 1000000000 --ws-rate 1000000000 \
+    --max-connections-per-ip 1000000000 --max-websockets-per-ip 1000000000 --replay-events-per-ip 1000000000 \
+    >"$PGROOT/server.out" 2>"$log" &
+  SERVER_PID=$!
+  for _ in $(seq 300); do
+    URL=$(sed -n 's/^Triad is listening on \(http:[^ ]*\).*/\1/p' "$PGROOT/server.out" | head -1)
+    [ -n "$URL" ] && return 0
+    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$log" >&2; return 1; }
+    sleep 0.1
+  done
+  echo "the server did not start" >&2; return 1
+}
+
+stop_server() {
+  kill -TERM "$SERVER_PID" 2>/dev/null || true
+  wait "$SERVER_PID" 2>/dev/null || true
+  SERVER_PID=
+}
+
+# One point: $1 the label (sqlite, postgres), $2 the repeat.
+run_point() {
+  local label=$1 rep=$2 database before after json
+  json=$OUT/$label-c$CONC-r$rep.json
+  case $label in
+    sqlite) rm -rf "$DBDIR"; mkdir -p "$DBDIR"; database=$DBDIR/triad.db ;;
+    postgres)
+      psql "$PGURL/postgres" -qc "CREATE DATABASE triad_r$rep"
+      database=$PGURL/triad_r$rep ;;
+  esac
+  start_server "$database"
+  echo "$label: concurrency $CONC, $GAMES games, repeat $rep ($URL, pid $SERVER_PID)" >&2
+  before=$(pg_cpu_s)
+  taskset -c "$BENCH_CPU" "$TRIAD" bench --server "$URL" --server-pid "$SERVER_PID" \
+    --concurrency "$CONC" --games "$GAMES" --seed "$SEED" --label "triad $label" \
+    --json "$json" $BENCH_ARGS >/dev/null
+  after=$(pg_cpu_s)
+  # The batches' metrics: commit time, batch sizes and, on PostgreSQL, the lock's wait and hold.
+  curl -sf "$URL/metrics" | grep -E '^triad_(commit|cluster)_' >"$OUT/$label-c$CONC-r$rep.metrics" || true
+  stop_server
+  # PostgreSQL's CPU over the run, beside the bench's own figures.
+  jq --argjson pg "$(awk -v a="$before" -v b="$after" 'BEGIN { printf "%.2f", b - a }')" \
+    '.series[0].points[0].postgres_cpu_s = $pg' "$json" >"$json.tmp" && mv "$json.tmp" "$json"
+}
+
+for rep in $(seq "$REPEAT"); do
+  run_point sqlite "$rep"
+  run_point postgres "$rep"
+done
+
+# The table: each point, then the means and the ratio PostgreSQL / SQLite.
+{
+  echo "| backend | repeat | games/s | move p50 ms | move p99 ms | server CPU ms/game | PostgreSQL CPU ms/game | total CPU ms/game |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+  for label in sqlite postgres; do
+    for rep in $(seq "$REPEAT"); do
+      jq -r --arg l "$label" --arg r "$rep" '.series[0].points[0] as $p
+        | ($p.games_ok + $p.warmup_ok) as $g
+        | (($p.postgres_cpu_s // 0) * 1000 / $g) as $pg
+        | "| \($l) | \($r) | \($p.games_per_s) | \($p.move_latency_ms.p50) | \($p.move_latency_ms.p99) | \($p.server.cpu_ms_per_game) | \(if $l == "postgres" then ($pg * 1000 | round / 1000) else "–" end) | \(($p.server.cpu_ms_per_game + (if $l == "postgres" then $pg else 0 end)) * 1000 | round / 1000) |"' \
+        "$OUT/$label-c$CONC-r$rep.json"
+    done
+  done
+  echo
+  echo "| backend | repeat | batches | commands per batch | events per batch | commit ms per batch | lock wait ms | lock hold ms |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+  for label in sqlite postgres; do
+    for rep in $(seq "$REPEAT"); do
+      awk -v l="$label" -v r="$rep" '
+        { v[$1] = $2 }
+        function per(name, scale) {
+          return (v[name "_count"] > 0) ? sprintf("%.3g", v[name "_sum"] / v[name "_count"] * scale) : "–"
+        }
+        END {
+          printf "| %s | %s | %d | %s | %s | %s | %s | %s |\n", l, r, v["triad_commit_batch_commands_count"],
+            per("triad_commit_batch_commands", 1), per("triad_commit_batch_events", 1),
+            per("triad_commit_seconds", 1000), per("triad_cluster_lock_wait_seconds", 1000),
+            per("triad_cluster_lock_hold_seconds", 1000)
+        }' "$OUT/$label-c$CONC-r$rep.metrics"
+    done
+  done
+  mean() { jq -s "[.[].series[0].points[0].games_per_s] | add / length" "$OUT"/"$1"-c"$CONC"-r*.json; }
+  sqlite=$(mean sqlite)
+  postgres=$(mean postgres)
+  echo
+  echo "Mean games/s: SQLite $sqlite, PostgreSQL $postgres; PostgreSQL / SQLite = $(awk -v p="$postgres" -v s="$sqlite" 'BEGIN { printf "%.2f", p / s }')"
+  echo "(PostgreSQL $PG_VERSION, fsync on, synchronous_commit on; server on CPU $SERVER_CPU, load generator on CPU $BENCH_CPU, PostgreSQL on CPU $PG_CPU; concurrency $CONC, $GAMES games)"
+} | tee "$OUT/table.md"
+echo "results in $OUT" >&2
