@@ -141,6 +141,8 @@ pub async fn start(mut settings: Settings) -> Result<Running, ServeError> {
         .await?;
     let transcript_key = transcript::signing_key(&transcript_key).map_err(ServeError::Settings)?;
     let engine = store.load_engine(settings.engine_config(seed)).await?;
+    // When the service was last alive, read before this node beats (`core::outage`).
+    let heartbeat = store.heartbeat().await?;
     if engine.config().owner.is_zero() {
         tracing::warn!(
             "no owner is set (--owner): deposits and collecting the reserve are disabled"
@@ -150,10 +152,13 @@ pub async fn start(mut settings: Settings) -> Result<Running, ServeError> {
         tracing::warn!(
             "the dev clock is on: POST /api/dev/clock moves time; never use this in production"
         );
-        // Never behind the log: a test that moved the clock and restarted the server
-        // finds its deadlines where it left them.
+        // Never behind the log or the last heartbeat: a test that moved the clock and
+        // restarted the server finds its deadlines where it left them.
         Clock::Manual(AtomicU64::new(
-            Clock::System.now_ms().max(engine.clock_ms()),
+            Clock::System
+                .now_ms()
+                .max(engine.clock_ms())
+                .max(heartbeat.map_or(0, |h| h.alive_ms)),
         ))
     } else {
         Clock::System
@@ -168,7 +173,9 @@ pub async fn start(mut settings: Settings) -> Result<Running, ServeError> {
     )
     .map_err(ServeError::Settings)?;
     let profiles = Arc::new(profiles::Profiles::new(store.clone(), clock.clone()));
-    let (core, core_task) = Core::start(engine, store.clone(), hub.clone(), clock);
+    let (core, core_task) = Core::start(engine, store.clone(), hub.clone(), clock, heartbeat);
+    // Before serving: an outage of the whole service is given back to the clocks first.
+    core.clocks_resumed().await;
     let relay = Arc::new(relay::Relay::new(core.clone(), store.clone(), hub.clone()));
     let openapi = api::openapi();
     let state = ApiState::new(api::Shared {
