@@ -152,14 +152,16 @@ pub async fn start(mut settings: Settings) -> Result<Running, ServeError> {
         tracing::warn!(
             "the dev clock is on: POST /api/dev/clock moves time; never use this in production"
         );
-        // Never behind the log or the last heartbeat: a test that moved the clock and
-        // restarted the server finds its deadlines where it left them.
-        Clock::Manual(AtomicU64::new(
-            Clock::System
-                .now_ms()
-                .max(engine.clock_ms())
-                .max(heartbeat.map_or(0, |h| h.alive_ms)),
-        ))
+        // A clock that stands still unless moved stands still over a restart too: it goes
+        // on where the last run left it (its last beat or event), so a restart is no
+        // outage, and a test that moved the clock finds its deadlines where it left them.
+        // A test makes an outage by starting it later (`--dev-clock-start-ms`).
+        let start_ms = match (settings.dev_clock_start_ms, heartbeat) {
+            (0, Some(h)) => h.alive_ms,
+            (0, None) => Clock::System.now_ms(),
+            (start_ms, _) => start_ms,
+        };
+        Clock::Manual(AtomicU64::new(start_ms.max(engine.clock_ms())))
     } else {
         Clock::System
     });
@@ -328,6 +330,7 @@ pub async fn serve(mut settings: Settings) -> Result<(), ServeError> {
             () = stop => tracing::info!("shutting down: no new connections; closing WebSockets"),
             () = core.stopped() => tracing::error!("the core stopped: shutting down"),
         }
+        core.stop_heartbeat();
         hub.close_all();
     })
     .await?;

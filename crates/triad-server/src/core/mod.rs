@@ -179,6 +179,8 @@ pub struct Core {
     health: Arc<Health>,
     /// Becomes true once an outage found at start was given back (or there was none).
     resumed: watch::Receiver<bool>,
+    /// Cleared when the server stops serving: the heartbeat stops then (see [`outage`]).
+    beating: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Core {
@@ -207,6 +209,7 @@ impl Core {
             stopped: Arc::new(std::sync::atomic::AtomicBool::new(false)),
             health: Arc::default(),
             resumed: resumed_rx,
+            beating: Arc::new(std::sync::atomic::AtomicBool::new(true)),
         };
         let alive = Alive(core.health.clone());
         let batches = Batches {
@@ -328,6 +331,13 @@ impl Core {
     pub fn shut_down(&self) {
         self.stopping.notify_waiters();
         self.stopped.store(true, Ordering::SeqCst);
+    }
+
+    /// The server stops serving (a shutdown began): the heartbeat stops now, so that the
+    /// outage a restart gives back begins when players lost the server, not when its last
+    /// connection drained.
+    pub fn stop_heartbeat(&self) {
+        self.beating.store(false, Ordering::SeqCst);
     }
 
     /// Whether the core task runs (it ends at shutdown, or on a fault it cannot contain).

@@ -13,7 +13,7 @@
 //!
 //! A restart within the grace period is not given back: its cost is at most that.
 
-use std::time::Duration;
+use std::{sync::atomic::Ordering, time::Duration};
 
 use triad_engine::{Address, Command, EngineError};
 
@@ -92,7 +92,7 @@ pub(super) async fn beat(core: Core) {
             _ = every.tick() => {}
             () = core.stopping.notified() => return,
         }
-        if core.stopped.load(std::sync::atomic::Ordering::SeqCst) {
+        if core.stopped.load(Ordering::SeqCst) || !core.beating.load(Ordering::SeqCst) {
             return;
         }
         match core.store.beat(core.clock.now_ms()).await {
