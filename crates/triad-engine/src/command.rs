@@ -245,6 +245,20 @@ pub enum Command {
         /// The tournament.
         tournament: TournamentId,
     },
+    /// The clock, after an outage (the server was down from `down_since_ms` until now):
+    /// gives the time back, so nobody loses a game, a challenge or a tournament's time to
+    /// it. Every clock running at the outage's start moves later by its length: the move
+    /// deadline of each match in play (not against the computer) and the expiry of each
+    /// open challenge, and a running tournament's arena end and round and wave gaps. What
+    /// had already passed stays passed. An upcoming tournament's start stays where it was
+    /// announced (it starts at the first tick after the outage), and so do the queue's
+    /// cancel wait and the retention windows. Only the clock (the zero address) sends it.
+    /// The outage starts no earlier than the last event (the engine was alive then), and
+    /// it is given back once: a second resume of the same outage is refused.
+    ResumeClocks {
+        /// When the service was last known to be alive (the server's heartbeat).
+        down_since_ms: u64,
+    },
 }
 
 impl Command {
@@ -273,6 +287,7 @@ impl Command {
             Command::LeaveTournament { .. } => "leave_tournament",
             Command::PauseTournament { .. } => "pause_tournament",
             Command::CancelTournament { .. } => "cancel_tournament",
+            Command::ResumeClocks { .. } => "resume_clocks",
         }
     }
 }

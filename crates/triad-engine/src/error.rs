@@ -159,6 +159,15 @@ pub enum EngineError {
     /// 144: pausing needs a running tournament, and a change (pausing a paused entrant, or
     /// resuming an active one, is refused).
     NothingToPause,
+    /// 150: an outage cannot begin after the time the clocks resume.
+    OutageInFuture,
+    /// 151: there is no outage to give back: it is empty, or the engine recorded events
+    /// since it began (it was alive then).
+    NoOutage,
+    /// 152: this outage was already given back (it began before the last resume).
+    OutageAlreadyResumed,
+    /// 153: only the server's clock (the zero address) may resume the clocks.
+    ClockOnly,
 }
 
 impl From<MoveError> for EngineError {
@@ -169,7 +178,7 @@ impl From<MoveError> for EngineError {
 
 impl EngineError {
     /// One of each variant (with placeholder data), for tests and documentation.
-    pub const ALL: [EngineError; 51] = [
+    pub const ALL: [EngineError; 55] = [
         EngineError::Move(MoveError::GameOver),
         EngineError::Move(MoveError::InvalidPosition),
         EngineError::Move(MoveError::NotYourTurn),
@@ -233,6 +242,10 @@ impl EngineError {
         EngineError::TournamentGame,
         EngineError::NotOrganizer,
         EngineError::NothingToPause,
+        EngineError::OutageInFuture,
+        EngineError::NoOutage,
+        EngineError::OutageAlreadyResumed,
+        EngineError::ClockOnly,
     ];
 
     /// The stable numeric code.
@@ -285,6 +298,10 @@ impl EngineError {
             EngineError::TournamentGame => 142,
             EngineError::NotOrganizer => 143,
             EngineError::NothingToPause => 144,
+            EngineError::OutageInFuture => 150,
+            EngineError::NoOutage => 151,
+            EngineError::OutageAlreadyResumed => 152,
+            EngineError::ClockOnly => 153,
         }
     }
 
@@ -338,6 +355,10 @@ impl EngineError {
             EngineError::TournamentGame => "tournament_game",
             EngineError::NotOrganizer => "not_organizer",
             EngineError::NothingToPause => "nothing_to_pause",
+            EngineError::OutageInFuture => "outage_in_future",
+            EngineError::NoOutage => "no_outage",
+            EngineError::OutageAlreadyResumed => "outage_already_resumed",
+            EngineError::ClockOnly => "clock_only",
         }
     }
 }
@@ -501,6 +522,18 @@ impl fmt::Display for EngineError {
             EngineError::NothingToPause => f.write_str(
                 "nothing to change: pause a running tournament you are active in, or resume one you paused",
             ),
+            EngineError::OutageInFuture => f.write_str(
+                "the outage cannot begin in the future: give down_since_ms at or before now",
+            ),
+            EngineError::NoOutage => f.write_str(
+                "no outage to give back: the engine recorded events since then, so it was alive",
+            ),
+            EngineError::OutageAlreadyResumed => f.write_str(
+                "this outage was already given back: the clocks resumed after it began",
+            ),
+            EngineError::ClockOnly => {
+                f.write_str("only the server's clock may resume the clocks after an outage")
+            }
         }
     }
 }

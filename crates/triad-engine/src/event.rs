@@ -350,6 +350,16 @@ pub enum EventKind {
         /// The tournament.
         tournament: TournamentId,
     },
+    /// The clocks were given back an outage of `resumed_ms - down_since_ms`: every clock
+    /// running at `down_since_ms` (the move deadlines of the matches in play, the open
+    /// challenges' expiry, the running tournaments' arena end and round and wave gaps)
+    /// moved later by it (see [`Command::ResumeClocks`](crate::Command::ResumeClocks)).
+    ClocksResumed {
+        /// When the outage began: the last sign of life, or the last event if later.
+        down_since_ms: u64,
+        /// When the service came back: the event's own time.
+        resumed_ms: u64,
+    },
 }
 
 impl EventKind {
@@ -377,6 +387,7 @@ impl EventKind {
             EventKind::TournamentRound { .. } => "tournament_round",
             EventKind::TournamentFinished { .. } => "tournament_finished",
             EventKind::TournamentCancelled { .. } => "tournament_cancelled",
+            EventKind::ClocksResumed { .. } => "clocks_resumed",
         }
     }
 }
@@ -433,7 +444,8 @@ impl Event {
             | EventKind::TournamentStarted { .. }
             | EventKind::TournamentRound { .. }
             | EventKind::TournamentFinished { .. }
-            | EventKind::TournamentCancelled { .. } => None,
+            | EventKind::TournamentCancelled { .. }
+            | EventKind::ClocksResumed { .. } => None,
         }
     }
 

@@ -135,7 +135,8 @@ pub struct Match {
     pub moves: ArrayVec<Move, 9>,
     /// When it was created.
     pub created_ms: u64,
-    /// When it started, or the last move was made: the move deadline runs from here.
+    /// When it started, or the last move was made: the move deadline runs from here. An
+    /// outage moves it later by its length (`ClocksResumed`), as if the time had not passed.
     pub last_activity_ms: u64,
     /// A standing rematch offer, by whom.
     pub rematch_offer: Option<Player>,
@@ -263,6 +264,24 @@ impl Match {
         self.last_activity_ms
             .saturating_add(config.move_timeout_ms)
             .saturating_add(1)
+    }
+
+    /// Moves the match's clock later by an outage's length (`ClocksResumed`): the move
+    /// deadline of a match in play (from `last_activity_ms`), or an open challenge's
+    /// expiry. A match against the computer has no clock, and a queue wait's cancel time
+    /// is the waiting player's own, so neither moves.
+    pub(crate) fn give_back(&mut self, outage_ms: u64) {
+        match self.phase {
+            Phase::Waiting => {
+                if let Some(c) = &mut self.challenge {
+                    c.expires_at_ms = c.expires_at_ms.saturating_add(outage_ms);
+                }
+            }
+            Phase::Ready | Phase::InProgress if !self.against_computer() => {
+                self.last_activity_ms = self.last_activity_ms.saturating_add(outage_ms);
+            }
+            Phase::Ready | Phase::InProgress | Phase::Finished => {}
+        }
     }
 
     /// When the waiting host may cancel with a refund.

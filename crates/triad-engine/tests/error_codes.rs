@@ -662,4 +662,41 @@ code_tests! {
             t.expect_err(ALICE, Command::PauseTournament { tournament: id, paused: false }, 144),
         ]
     }
+
+    150 code_150_outage_in_future {
+        let mut t = Table::new();
+        t.queue_match(ALICE, BOB, TTT, 0);
+        t.at(10_000);
+        vec![t.expect_err(Address::ZERO, Command::ResumeClocks { down_since_ms: 10_001 }, 150)]
+    }
+
+    151 code_151_no_outage {
+        let mut t = Table::new();
+        t.queue_match(ALICE, BOB, TTT, 0);
+        t.at(10_000);
+        // Empty, and before the last event only up to it: the engine was alive at 10 s.
+        let empty = t.expect_err(Address::ZERO, Command::ResumeClocks { down_since_ms: 10_000 }, 151);
+        t.join(CAROL, TTT, 0);
+        let alive = t.expect_err(Address::ZERO, Command::ResumeClocks { down_since_ms: 5_000 }, 151);
+        vec![empty, alive]
+    }
+
+    152 code_152_outage_already_resumed {
+        let mut t = Table::new();
+        t.queue_match(ALICE, BOB, TTT, 0);
+        t.at(100_000);
+        t.ok(Address::ZERO, Command::ResumeClocks { down_since_ms: 10_000 });
+        t.advance(1);
+        vec![t.expect_err(Address::ZERO, Command::ResumeClocks { down_since_ms: 10_000 }, 152)]
+    }
+
+    153 code_153_clock_only {
+        let mut t = Table::new();
+        t.queue_match(ALICE, BOB, TTT, 0);
+        t.at(100_000);
+        vec![
+            t.expect_err(ALICE, Command::ResumeClocks { down_since_ms: 10_000 }, 153),
+            t.expect_err(OWNER, Command::ResumeClocks { down_since_ms: 10_000 }, 153),
+        ]
+    }
 }

@@ -510,6 +510,11 @@ impl Generator {
             _ => self.player(),
         };
         let command = self.command(engine, actor);
+        // The clock's own command, mostly from the clock.
+        let actor = match command {
+            Command::ResumeClocks { .. } if self.chance(0.8) => Address::ZERO,
+            _ => actor,
+        };
         let mut envelope = Envelope::new(actor, self.now, command);
         if self.chance(0.1) {
             envelope = envelope.with_key(IdempotencyKey(self.rng.random_range(0..32)));
@@ -683,6 +688,11 @@ impl Generator {
                     line,
                 }
             }
+            // An outage: from some time before now, often before the last event (the
+            // engine clamps it), sometimes after now (refused), sent by the clock or not.
+            91..92 => Command::ResumeClocks {
+                down_since_ms: (self.now + 5_000).saturating_sub(self.rng.random_range(0..200_000)),
+            },
             _ => Command::Tick,
         }
     }
@@ -714,6 +724,8 @@ struct Ran {
     crossed: u64,
     /// Rated puzzle attempts.
     rated_attempts: usize,
+    /// Outages given back (`ClocksResumed`).
+    resumed: u64,
 }
 
 fn run(seed: u64, automatic_timeouts: bool) {
@@ -732,6 +744,10 @@ fn run(seed: u64, automatic_timeouts: bool) {
     assert!(
         ran.rated_attempts > 0 || commands < 50_000,
         "seed {seed}: no puzzle attempt was rated; the generator needs tuning"
+    );
+    assert!(
+        ran.resumed > 0 || commands < 50_000,
+        "seed {seed}: no outage was given back; the generator needs tuning"
     );
     // The simulation must exercise the rules, not just bounce off errors.
     for reason in [
@@ -796,6 +812,7 @@ fn simulate(
     let mut endings: BTreeMap<&'static str, u64> = BTreeMap::new();
     let mut player_aborts = 0u64;
     let mut crossed = 0u64;
+    let mut resumed = 0u64;
 
     for index in 0..commands {
         let envelope = generator.next(&engine);
@@ -831,6 +848,9 @@ fn simulate(
                     if let EventKind::MatchAborted { .. } = event.kind {
                         player_aborts += 1;
                     }
+                    if let EventKind::ClocksResumed { .. } = event.kind {
+                        resumed += 1;
+                    }
                 }
             }
             Err(error) => {
@@ -851,7 +871,8 @@ fn simulate(
     println!("commands: {tally:?}");
     println!("refusals by code: {refusals:?}");
     println!(
-        "endings: {endings:?}; aborted by a player: {player_aborts}; crossed acceptances: {crossed}"
+        "endings: {endings:?}; aborted by a player: {player_aborts}; crossed acceptances: {crossed}; \
+         outages given back: {resumed}"
     );
     println!(
         "events: {}, deposited {}, reserve {}",
@@ -864,6 +885,7 @@ fn simulate(
         player_aborts,
         crossed,
         rated_attempts: model.rated_attempts.len(),
+        resumed,
     }
 }
 

@@ -176,6 +176,11 @@ settings! {
     /// Tests only: let the owner move the server's clock with `POST /api/dev/clock`, at
     /// most 30 days a call; refused without an owner [default: false].
     dev_clock: bool = false, env "TRIAD_DEV_CLOCK";
+    /// Tests only, with the dev clock: the time it starts at, in ms since the epoch, never
+    /// behind the log (a test's outage: the server gives back the time since its last
+    /// heartbeat); 0 starts it where the last run left it (its last heartbeat or event),
+    /// or at the system's time on a new database [default: 0].
+    dev_clock_start_ms: u64 = 0, env "TRIAD_DEV_CLOCK_START_MS";
     /// The reverse proxies in front of this server, as addresses or CIDR blocks separated by
     /// commas (`127.0.0.1,10.0.0.0/8`; in the file a list or that string). Only a request
     /// from one of them has its `X-Forwarded-For` read: the client is the right-most address
@@ -327,6 +332,9 @@ impl Settings {
         let payouts = self.engine_config(0).payouts;
         if !payouts.is_valid() {
             return Err("a payout share is above 10000 basis points (100%)".into());
+        }
+        if self.dev_clock_start_ms != 0 && !self.dev_clock {
+            return Err("dev_clock_start_ms needs the dev clock (dev_clock = true)".into());
         }
         if self.move_timeout_ms == 0 || self.challenge_ttl_ms == 0 {
             return Err("move_timeout_ms and challenge_ttl_ms must be more than zero".into());

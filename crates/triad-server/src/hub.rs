@@ -123,6 +123,12 @@ pub fn topics(event: &Event, engine: &Engine) -> Vec<String> {
         | EventKind::TournamentStarted { .. }
         | EventKind::TournamentFinished { .. }
         | EventKind::TournamentCancelled { .. } => out.push("tournaments".to_owned()),
+        // Every clock moved: the lobby and the tournaments' list say so; a match's page
+        // reads its new deadline when it reconnects (the service was down until now).
+        EventKind::ClocksResumed { .. } => {
+            out.push("lobby".to_owned());
+            out.push("tournaments".to_owned());
+        }
     }
     // A tournament's own events, its games' starts and ends, and its pool's transfers also
     // go to the tournament's topic.

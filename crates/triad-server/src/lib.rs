@@ -143,6 +143,8 @@ pub async fn start(mut settings: Settings) -> Result<Running, ServeError> {
         .await?;
     let transcript_key = transcript::signing_key(&transcript_key).map_err(ServeError::Settings)?;
     let engine = store.load_engine(settings.engine_config(seed)).await?;
+    // When the service was last alive, read before this node beats (`core::outage`).
+    let heartbeat = store.heartbeat().await?;
     if engine.config().owner.is_zero() {
         tracing::warn!(
             "no owner is set (--owner): deposits and collecting the reserve are disabled"
@@ -152,11 +154,16 @@ pub async fn start(mut settings: Settings) -> Result<Running, ServeError> {
         tracing::warn!(
             "the dev clock is on: POST /api/dev/clock moves time; never use this in production"
         );
-        // Never behind the log: a test that moved the clock and restarted the server
-        // finds its deadlines where it left them.
-        Clock::Manual(AtomicU64::new(
-            Clock::System.now_ms().max(engine.clock_ms()),
-        ))
+        // A clock that stands still unless moved stands still over a restart too: it goes
+        // on where the last run left it (its last beat or event), so a restart is no
+        // outage, and a test that moved the clock finds its deadlines where it left them.
+        // A test makes an outage by starting it later (`--dev-clock-start-ms`).
+        let start_ms = match (settings.dev_clock_start_ms, heartbeat) {
+            (0, Some(h)) => h.alive_ms,
+            (0, None) => Clock::System.now_ms(),
+            (start_ms, _) => start_ms,
+        };
+        Clock::Manual(AtomicU64::new(start_ms.max(engine.clock_ms())))
     } else {
         Clock::System
     });
@@ -170,7 +177,9 @@ pub async fn start(mut settings: Settings) -> Result<Running, ServeError> {
     )
     .map_err(ServeError::Settings)?;
     let profiles = Arc::new(profiles::Profiles::new(store.clone(), clock.clone()));
-    let (core, core_task) = Core::start(engine, store.clone(), hub.clone(), clock);
+    let (core, core_task) = Core::start(engine, store.clone(), hub.clone(), clock, heartbeat);
+    // Before serving: an outage of the whole service is given back to the clocks first.
+    core.clocks_resumed().await;
     let relay = Arc::new(relay::Relay::new(core.clone(), store.clone(), hub.clone()));
     let openapi = api::openapi();
     let state = ApiState::new(api::Shared {
@@ -323,6 +332,7 @@ pub async fn serve(mut settings: Settings) -> Result<(), ServeError> {
             () = stop => tracing::info!("shutting down: no new connections; closing WebSockets"),
             () = core.stopped() => tracing::error!("the core stopped: shutting down"),
         }
+        core.stop_heartbeat();
         hub.close_all();
     })
     .await?;

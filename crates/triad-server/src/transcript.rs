@@ -799,6 +799,10 @@ impl Replay {
                 "type",
                 "is a tournament's event, which belongs to no match".to_owned(),
             )),
+            EventKind::ClocksResumed { .. } => Err((
+                "type",
+                "is the clocks resuming after an outage, which belongs to no match".to_owned(),
+            )),
         }
     }
 

@@ -284,11 +284,13 @@ async fn a_version_3_database_is_rebuilt_around_its_keys_with_every_row_kept() {
         .await
         .unwrap();
     // (Version 5's column on `events` went with the copy: version 3 had no such column.)
-    // Version 6's table goes too: version 3 had none.
-    sqlx::query("DROP TABLE profiles")
-        .execute(&mut conn)
-        .await
-        .unwrap();
+    // Version 6's and 7's tables go too: version 3 had none.
+    for table in ["profiles", "heartbeat"] {
+        sqlx::query(sqlx::AssertSqlSafe(format!("DROP TABLE {table}")))
+            .execute(&mut conn)
+            .await
+            .unwrap();
+    }
     sqlx::query("DELETE FROM _sqlx_migrations WHERE version >= 4")
         .execute(&mut conn)
         .await

@@ -35,6 +35,14 @@ import { headSeq, myAddress, onInbox, onSession, signMove } from '../session.js'
 const PLAYED = new Set(['win', 'draw', 'forfeit', 'timeout']);
 
 /**
+ * What the status line says while the connection is down and the countdown is paused.
+ * @param {import('../realtime.js').Status} status
+ */
+function pausedText(status) {
+  return status === 'offline' ? 'You are offline: the clock shown is paused until you reconnect' : 'Server unreachable: the clock is paused';
+}
+
+/**
  * @param {HTMLElement} root
  * @param {{ params: Record<string, string>, navigate: (path: string) => void, section: (nav: string) => void }} ctx
  * @returns {() => void}
@@ -122,10 +130,16 @@ export function mount(root, ctx) {
     }
     refetching = true;
     try {
+      const resuming = resumeOnSync;
       view = await api('GET', `/api/matches/${id}`);
       loadError = null;
       // A tournament's game belongs to the Tournaments section.
       if (view?.tournament) ctx.section('tournaments');
+      // Read after the reconnect: the deadline is the server's again, outage given back.
+      if (resuming && resumeOnSync) {
+        resumeOnSync = false;
+        pausedAt = null;
+      }
       // The players' names and bot marks come with their seats; kept for every label.
       for (const seat of view?.players ?? []) {
         if (!seat.address) continue;
@@ -184,12 +198,34 @@ export function mount(root, ctx) {
     refetchSoon();
   }
 
+  // While the realtime connection is down the server may be down too, and an outage of the
+  // server costs nobody time: when it comes back it gives the time back to every clock. So
+  // the countdown is shown paused at the time left when the connection dropped, rather
+  // than running on to 0:00 as if the time were lost; after the reconnect the match is read
+  // again, and the countdown goes on from the deadline the server then reports.
+  /** @type {number | null} the server's time when the connection dropped, while paused */
+  let pausedAt = null;
+  let resumeOnSync = false;
+  let wasOpen = false;
+  const stopStatus = realtime.onStatus((status) => {
+    if (status === 'open') {
+      wasOpen = true;
+      if (pausedAt !== null) resumeOnSync = true;
+    } else if (status !== 'connecting' && wasOpen && pausedAt === null) {
+      pausedAt = serverNow();
+      resumeOnSync = false;
+      if (view?.deadline && (view.phase === 'ready' || view.phase === 'in_progress')) announce(pausedText(status));
+      renderClock();
+    }
+  });
+
   const stopTopic = realtime.subscribe(`match:${id}`, 0, {
     onEvent,
     onSynced: ({ missed }) => {
       // The first sync loads the match (a later one retries a load that failed, unless
-      // the match does not exist), then refetches only what was missed.
-      if (missed || (!view && !refetching)) refetch();
+      // the match does not exist), then refetches only what was missed, or everything
+      // after the connection was down (the deadlines may have moved).
+      if (missed || resumeOnSync || (!view && !refetching)) refetch();
     },
   });
   const stopInbox = onInbox((event) => {
@@ -564,10 +600,12 @@ export function mount(root, ctx) {
     if (!view) return;
     const mine = mySeat();
     const turn = turnSeat();
-    const now = serverNow();
+    // Paused while the connection is down: the time left when it dropped.
+    const now = pausedAt ?? serverNow();
     const deadline = view.deadline;
     const left = deadline ? deadline.at_ms - now : 0;
     const live = view.phase === 'ready' || view.phase === 'in_progress';
+    const timed = deadline !== null && view.players?.every((p) => p.kind === 'human');
 
     // The status line: whose turn, my mark, the time left.
     /** @type {(Node | string | null)[]} */
@@ -579,9 +617,15 @@ export function mount(root, ctx) {
         h('span', { class: `mark-badge p${turn}`, text: glyph(turn) }),
         h('span', { class: 'status-text', text }),
         mine !== null ? h('span', { class: 'status-mark', text: view.game === 'sos' ? `you are player ${mine + 1}` : `you are ${glyph(mine)}` }) : null,
-        deadline && view.players?.every((p) => p.kind === 'human')
-          ? h('span', { class: `countdown${left <= 10_000 ? ' urgent' : ''}`, 'aria-label': `${formatCountdown(left)} left` }, icon(ICONS.clock), formatCountdown(left))
+        timed
+          ? h(
+              'span',
+              { class: `countdown${pausedAt !== null ? ' paused' : left <= 10_000 ? ' urgent' : ''}`, 'aria-label': `${formatCountdown(left)} left${pausedAt !== null ? ', paused' : ''}` },
+              icon(ICONS.clock),
+              formatCountdown(left),
+            )
           : null,
+        timed && pausedAt !== null ? h('span', { class: 'clock-paused', text: pausedText(realtime.status) }) : null,
       ];
     } else if (view.phase === 'finished') {
       parts = [h('span', { class: 'status-text', text: resultTitle() })];
@@ -657,6 +701,7 @@ export function mount(root, ctx) {
     stopLobby();
     stopInbox();
     stopSession();
+    stopStatus();
     stopTicker();
     window.clearTimeout(refetchTimer);
     window.clearTimeout(confirmTimer);

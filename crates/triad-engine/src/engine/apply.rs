@@ -304,6 +304,10 @@ impl Engine {
                 t.ended_ms = Some(now);
                 self.open_tournaments.remove(&tournament);
             }
+            &EventKind::ClocksResumed {
+                down_since_ms,
+                resumed_ms,
+            } => self.resume(down_since_ms, resumed_ms, now),
         }
         if let Some(id) = touched {
             let deadline_after = self.indexed_deadline(id);
@@ -326,6 +330,33 @@ impl Engine {
         if let Some(log) = &mut self.log.0 {
             log.push(event.clone());
         }
+    }
+
+    /// Gives an outage back: every live match's clock and every running tournament's
+    /// moves later by its length, the deadline index with them.
+    fn resume(&mut self, down_since_ms: u64, resumed_ms: u64, now: u64) {
+        assert_eq!(resumed_ms, now, "the clocks resume at the event's time");
+        assert!(
+            self.clock_ms <= down_since_ms && down_since_ms < resumed_ms,
+            "an outage begins after the last event and ends at this one"
+        );
+        let outage_ms = resumed_ms - down_since_ms;
+        let live: Vec<MatchId> = self.live.iter().copied().collect();
+        for id in live {
+            let before = self.indexed_deadline(id);
+            let m = self.matches.get_mut(&id).expect("a live match is kept");
+            m.give_back(outage_ms);
+            let after = self.indexed_deadline(id);
+            reindex(&mut self.deadlines, id, before, after);
+        }
+        for id in &self.open_tournaments {
+            let t = self
+                .tournaments
+                .get_mut(id)
+                .expect("an open tournament is kept");
+            t.give_back(outage_ms);
+        }
+        self.last_resumed_ms = resumed_ms;
     }
 
     /// An upcoming or running tournament, for an event about it.

@@ -146,6 +146,10 @@ pub struct Engine {
     open_tournaments: BTreeSet<TournamentId>,
     #[serde(default = "first_id")]
     next_tournament: u64,
+    /// When the clocks last resumed after an outage (`ClocksResumed`): an outage that
+    /// began before it was already given back.
+    #[serde(default)]
+    last_resumed_ms: u64,
     #[serde(skip)]
     log: KeptLog,
 }
@@ -201,6 +205,7 @@ impl Engine {
             tournaments: BTreeMap::new(),
             open_tournaments: BTreeSet::new(),
             next_tournament: first_id(),
+            last_resumed_ms: 0,
             log: KeptLog(None),
         }
     }
@@ -302,8 +307,9 @@ impl Engine {
         b: &mut Batch,
     ) -> Result<Option<Duplicate>, EngineError> {
         // The zero address is nobody (the SOS contract's "no player", its tie's winner): it may not
-        // act, or `Win(0)` would be ambiguous. The clock's `Tick` may come from anyone.
-        if actor.is_zero() && *command != Command::Tick {
+        // act, or `Win(0)` would be ambiguous. The clock's `Tick` may come from anyone; the
+        // clock's `ResumeClocks` only from the zero address (see `resume_clocks`).
+        if actor.is_zero() && !matches!(command, Command::Tick | Command::ResumeClocks { .. }) {
             return Err(EngineError::ZeroAddress);
         }
         match *command {
@@ -352,6 +358,7 @@ impl Engine {
             Command::CancelTournament { tournament } => {
                 self.cancel_tournament(actor, tournament, b)
             }
+            Command::ResumeClocks { down_since_ms } => self.resume_clocks(actor, down_since_ms, b),
         }
         .map(|()| None)
     }

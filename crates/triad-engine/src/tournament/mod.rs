@@ -325,6 +325,10 @@ pub struct Tournament {
     /// [`TournamentRules::wave_gap_ms`] after it at the soonest.
     #[serde(default)]
     pub last_round_ms: u64,
+    /// The outages given back while it ran (`ClocksResumed`): an arena ends this much
+    /// later than its start and length say.
+    #[serde(default)]
+    pub resumed_ms: u64,
     /// The prizes paid, by rank, once it has finished.
     pub prizes: Vec<Prize>,
 }
@@ -348,7 +352,19 @@ impl Tournament {
             playing: BTreeMap::new(),
             last_change_ms: now,
             last_round_ms: now,
+            resumed_ms: 0,
             prizes: Vec::new(),
+        }
+    }
+
+    /// Moves a running tournament's clock later by an outage's length (`ClocksResumed`):
+    /// an arena's end, and the times its round and wave gaps run from. An upcoming
+    /// tournament keeps the start it announced.
+    pub(crate) fn give_back(&mut self, outage_ms: u64) {
+        if self.phase == TournamentPhase::Running {
+            self.resumed_ms = self.resumed_ms.saturating_add(outage_ms);
+            self.last_change_ms = self.last_change_ms.saturating_add(outage_ms);
+            self.last_round_ms = self.last_round_ms.saturating_add(outage_ms);
         }
     }
 
@@ -401,7 +417,11 @@ impl Tournament {
     #[must_use]
     pub fn ends_at_ms(&self) -> Option<u64> {
         match (self.spec.format, self.started_ms) {
-            (Format::Arena { duration_ms }, Some(start)) => Some(start.saturating_add(duration_ms)),
+            (Format::Arena { duration_ms }, Some(start)) => Some(
+                start
+                    .saturating_add(duration_ms)
+                    .saturating_add(self.resumed_ms),
+            ),
             _ => None,
         }
     }

@@ -141,7 +141,8 @@ pub struct MatchView {
     pub rematch: Option<u64>,
     /// When it was created.
     pub created_ms: u64,
-    /// When it started or the last move was made.
+    /// When it started or the last move was made (later by any outage since, which the
+    /// server gives back to the clocks: the deadline runs from here).
     pub last_activity_ms: u64,
 }
 

@@ -24,8 +24,10 @@
 //!
 //! The core's parts: [`batch`] is the task and the phases of a batch (follow the log,
 //! execute, choose the rows, commit, answer or recover); [`follow`] applies the events other
-//! nodes committed and rebuilds the engine from the log; this module holds the handle the
-//! rest of the server uses, the clock, the core's errors and health, and the deadline ticker.
+//! nodes committed and rebuilds the engine from the log; [`outage`] writes the service's
+//! heartbeat and, at start, gives an outage of the whole service back to the clocks; this
+//! module holds the handle the rest of the server uses, the clock, the core's errors and
+//! health, and the deadline ticker.
 
 use std::{
     sync::{
@@ -35,16 +37,17 @@ use std::{
     time::{Duration, Instant, SystemTime, UNIX_EPOCH},
 };
 
-use tokio::sync::{Notify, RwLock, mpsc, oneshot};
+use tokio::sync::{Notify, RwLock, mpsc, oneshot, watch};
 use triad_engine::{Address, Command, Engine, EngineError, Envelope, Receipt};
 
 use crate::{
     hub::Hub,
-    store::{Store, StoreError},
+    store::{Heartbeat, Store, StoreError},
 };
 
 mod batch;
 mod follow;
+pub mod outage;
 
 pub(crate) use batch::describe_metrics;
 use batch::{Batches, Job, JobBox};
@@ -175,17 +178,25 @@ pub struct Core {
     stopping: Arc<Notify>,
     stopped: Arc<std::sync::atomic::AtomicBool>,
     health: Arc<Health>,
+    /// Becomes true once an outage found at start was given back (or there was none).
+    resumed: watch::Receiver<bool>,
+    /// Cleared when the server stops serving: the heartbeat stops then (see [`outage`]).
+    beating: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Core {
-    /// Starts the core task and the deadline ticker over a rebuilt engine.
+    /// Starts the core task over a rebuilt engine; then, once the clocks were given back
+    /// the outage since `heartbeat` (the service's heartbeat as found before this node
+    /// beats, see [`outage`]), the heartbeat and the deadline ticker.
     pub fn start(
         engine: Engine,
         store: Store,
         hub: Hub,
         clock: Arc<Clock>,
+        heartbeat: Option<Heartbeat>,
     ) -> (Core, tokio::task::JoinHandle<()>) {
         let (tx, rx) = mpsc::channel::<JobBox>(16 * 1024);
+        let (resumed, resumed_rx) = watch::channel(false);
         let engine = Arc::new(RwLock::new(engine));
         let wake_ticker = Arc::new(Notify::new());
         let core = Core {
@@ -198,6 +209,8 @@ impl Core {
             stopping: Arc::new(Notify::new()),
             stopped: Arc::new(std::sync::atomic::AtomicBool::new(false)),
             health: Arc::default(),
+            resumed: resumed_rx,
+            beating: Arc::new(std::sync::atomic::AtomicBool::new(true)),
         };
         let alive = Alive(core.health.clone());
         let batches = Batches {
@@ -211,8 +224,24 @@ impl Core {
             let _alive = alive;
             batches.run(rx).await;
         });
-        tokio::spawn(ticker(core.clone()));
+        let clocks = core.clone();
+        tokio::spawn(async move {
+            // No tick before the outage is given back: it would end the very games the
+            // outage kept from being played.
+            outage::resume_after(&clocks, heartbeat).await;
+            resumed.send_replace(true);
+            tokio::spawn(outage::beat(clocks.clone()));
+            ticker(clocks).await;
+        });
         (core, task)
+    }
+
+    /// Resolves once the outage found at start (if any) was given back to the clocks: the
+    /// server serves only after it.
+    pub async fn clocks_resumed(&self) {
+        let mut resumed = self.resumed.clone();
+        // An error means the task ended (a shutdown): nothing is left to wait for.
+        let _ = resumed.wait_for(|&done| done).await;
     }
 
     /// The clock.
@@ -309,6 +338,13 @@ impl Core {
     pub fn shut_down(&self) {
         self.stopping.notify_waiters();
         self.stopped.store(true, Ordering::SeqCst);
+    }
+
+    /// The server stops serving (a shutdown began): the heartbeat stops now, so that the
+    /// outage a restart gives back begins when players lost the server, not when its last
+    /// connection drained.
+    pub fn stop_heartbeat(&self) {
+        self.beating.store(false, Ordering::SeqCst);
     }
 
     /// Whether the core task runs (it ends at shutdown, or on a fault it cannot contain).

@@ -47,10 +47,16 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
         include_str!("../../migrations/sqlite/0006_profiles.sql"),
         include_str!("../../migrations/postgres/0006_profiles.sql"),
     ),
+    (
+        7,
+        "the service's heartbeat, for the time an outage gives back",
+        include_str!("../../migrations/sqlite/0007_heartbeat.sql"),
+        include_str!("../../migrations/postgres/0007_heartbeat.sql"),
+    ),
 ];
 
 /// The latest schema version this binary writes.
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 
 impl Store {
     pub(super) async fn migrate(&self) -> Result<(), StoreError> {

@@ -13,6 +13,7 @@
 //! - [`projections`]: the read models of matches and the ledger;
 //! - [`sessions`]: sessions and used login challenges;
 //! - [`profiles`]: players' display names and bot marks;
+//! - [`heartbeat`]: when the service was last known to be alive;
 //! - [`migrations`]: the schema versions;
 //! - this module: opening and closing the database, the cluster lock, fixed settings and
 //!   the health checks.
@@ -34,6 +35,7 @@ use sqlx::{
     pool::PoolConnection,
 };
 
+mod heartbeat;
 mod log;
 mod migrations;
 mod profiles;
@@ -45,6 +47,7 @@ mod sessions;
 mod topics;
 mod writer;
 
+pub use heartbeat::Heartbeat;
 pub use log::{Commit, Encoded, kind_name};
 pub use migrations::SCHEMA_VERSION;
 pub use profiles::{NameWrite, Profile};

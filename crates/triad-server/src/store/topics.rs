@@ -140,7 +140,8 @@ pub fn inbox_is_derived(kind: &EventKind) -> bool {
         | EventKind::TournamentStarted { .. }
         | EventKind::TournamentRound { .. }
         | EventKind::TournamentFinished { .. }
-        | EventKind::TournamentCancelled { .. } => false,
+        | EventKind::TournamentCancelled { .. }
+        | EventKind::ClocksResumed { .. } => false,
     }
 }
 

@@ -343,6 +343,16 @@ impl Server {
         self.spawn().await;
     }
 
+    /// Starts the server again on the same database, with `extra` flags for this run only
+    /// (`--dev-clock-start-ms`, say).
+    pub(crate) async fn restart_with(&mut self, extra: &[&str]) {
+        self.kill9();
+        let kept = self.extra.clone();
+        self.extra.extend(extra.iter().map(|s| (*s).to_owned()));
+        self.spawn().await;
+        self.extra = kept;
+    }
+
     /// Every log this server wrote, oldest run first.
     pub(crate) fn logs(&self) -> String {
         (1..=self.runs)
