@@ -67,7 +67,12 @@ pub(crate) fn run(args: ProxyArgs) -> anyhow::Result<()> {
             "triad bench-proxy: {} -> {}, {} us each way",
             args.listen, args.upstream, args.delay_us
         );
-        serve(listener, args.upstream, Duration::from_micros(args.delay_us)).await
+        serve(
+            listener,
+            args.upstream,
+            Duration::from_micros(args.delay_us),
+        )
+        .await
     })
 }
 
@@ -176,7 +181,7 @@ impl Timer {
     }
 
     async fn sleep_until(&mut self, at: Instant) -> std::io::Result<()> {
-        use rustix::time::{Itimerspec, Timespec, TimerfdTimerFlags, timerfd_settime};
+        use rustix::time::{Itimerspec, TimerfdTimerFlags, Timespec, timerfd_settime};
         let left = at.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Ok(());
@@ -289,7 +294,11 @@ mod tests {
             let via = proxy(upstream, delay).await;
             let rtts = pings(via, 30).await;
             // Never early: not one ping comes back before two delays.
-            assert!(rtts[0] >= 2 * delay, "{delay:?} each way, fastest {:?}", rtts[0]);
+            assert!(
+                rtts[0] >= 2 * delay,
+                "{delay:?} each way, fastest {:?}",
+                rtts[0]
+            );
             // Not much late either; loosely, since the machine may be busy.
             let median = rtts[rtts.len() / 2];
             assert!(
@@ -337,7 +346,10 @@ mod tests {
         let took = started.elapsed();
         writer.await.unwrap();
         assert_eq!(received.len(), sent.len());
-        assert!(received == sent, "the bytes came back changed or out of order");
+        assert!(
+            received == sent,
+            "the bytes came back changed or out of order"
+        );
         assert!(took >= 2 * delay, "came back in {took:?}, under two delays");
         assert!(
             took < 50 * delay,
