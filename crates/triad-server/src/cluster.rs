@@ -56,20 +56,31 @@ pub async fn follow(state: Node) {
                 continue;
             }
         };
+        // Whether the log may hold events this node has not applied.
+        let mut behind = true;
         loop {
             if state.hub.is_closing() {
                 return;
             }
-            if let Err(error) = state.core.catch_up().await {
+            if behind && let Err(error) = state.core.catch_up().await {
                 tracing::warn!(%error, "could not follow the event log");
             }
+            behind = true;
             match tokio::time::timeout(POLL, listener.try_recv()).await {
                 // The poll interval passed.
                 Err(_) => {}
                 Ok(Ok(Some(first))) => {
+                    // A batch's announcement, its last `seq`, that this node already has
+                    // (its own batches, above all) asks for no read.
+                    behind = false;
                     let mut next = Some(first);
                     while let Some(n) = next {
-                        if n.channel() == APPS_CHANNEL {
+                        if n.channel() == EVENTS_CHANNEL {
+                            behind |= match n.payload().parse::<u64>() {
+                                Ok(seq) => !state.core.has_applied(seq).await,
+                                Err(_) => true,
+                            };
+                        } else if n.channel() == APPS_CHANNEL {
                             deliver(&state, n.payload()).await;
                         } else if n.channel() == SESSIONS_CHANNEL {
                             // A logout on some node: close the sockets it opened here.

@@ -97,9 +97,11 @@ pub(crate) fn describe_metrics() {
     );
 }
 
-/// A transaction holding the cluster lock, and since when.
+/// A transaction holding the cluster lock, the log's last `seq` when it was taken, and
+/// since when.
 struct Held {
     tx: Tx,
+    head: u64,
     since: Instant,
 }
 
@@ -139,10 +141,11 @@ impl Batches {
     async fn batch(&self, jobs: &mut Vec<Job>) {
         let asked = Instant::now();
         let mut tx = match self.lock().await {
-            Ok(tx) => tx.map(|tx| {
+            Ok(tx) => tx.map(|(tx, head)| {
                 metrics::histogram!(LOCK_WAIT).record(asked.elapsed().as_secs_f64());
                 Held {
                     tx,
+                    head,
                     since: Instant::now(),
                 }
             }),
@@ -158,7 +161,7 @@ impl Batches {
         };
         let mut engine = self.engine.write().await;
         if let Some(t) = tx.as_mut()
-            && let Err(error) = self.follow_log(&mut t.tx, &mut engine).await
+            && let Err(error) = self.follow_log(t, &mut engine).await
         {
             tracing::error!(%error, "cannot follow the event log; rebuilding the engine");
             self.health
@@ -193,8 +196,9 @@ impl Batches {
     }
 
     /// On a shared database: a transaction holding the cluster-wide command lock, which it
-    /// keeps until it commits or rolls back. `None` on SQLite, whose one writer is this task.
-    async fn lock(&self) -> Result<Option<Tx>, StoreError> {
+    /// keeps until it commits or rolls back, and the log's last `seq` under it. `None` on
+    /// SQLite, whose one writer is this task.
+    async fn lock(&self) -> Result<Option<(Tx, u64)>, StoreError> {
         if self.store.is_shared() {
             self.store.begin_serialised().await.map(Some)
         } else {
@@ -203,9 +207,15 @@ impl Batches {
     }
 
     /// Under the cluster lock: applies the events other nodes committed since this node's
-    /// last one, and publishes them to this node's subscribers.
-    async fn follow_log(&self, tx: &mut Tx, engine: &mut Engine) -> Result<(), StoreError> {
+    /// last one, and publishes them to this node's subscribers. When the log's head, read
+    /// with the lock, is this node's last event, nobody committed since: nothing is read.
+    async fn follow_log(&self, held: &mut Held, engine: &mut Engine) -> Result<(), StoreError> {
         let mut followed = 0;
+        if held.head == engine.next_seq() - 1 {
+            metrics::histogram!(FOLLOWED_EVENTS).record(0.0);
+            return Ok(());
+        }
+        let tx = &mut held.tx;
         loop {
             let after = engine.next_seq() - 1;
             let new = Store::events_after(tx, after, CATCH_UP_PAGE).await?;

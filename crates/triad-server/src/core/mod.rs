@@ -257,6 +257,12 @@ impl Core {
         self.engine.read().await
     }
 
+    /// Whether this node's engine has applied the event `seq` (it committed it, or
+    /// followed it from the log).
+    pub async fn has_applied(&self, seq: u64) -> bool {
+        self.engine.read().await.next_seq() > seq
+    }
+
     /// Whether other nodes may write to the database (PostgreSQL).
     #[must_use]
     pub fn is_shared(&self) -> bool {

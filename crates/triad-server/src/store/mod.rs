@@ -129,9 +129,18 @@ pub struct Store {
 /// few thousand commands writes well under this.
 pub const MIN_FREE_BYTES: u64 = 1 << 20;
 
-/// The key of the PostgreSQL advisory lock that serialises every command batch of a
-/// cluster (any constant works; this one spells "triad" in ASCII).
-const CLUSTER_LOCK: i64 = 0x0074_7269_6164;
+/// Takes the cluster lock, the PostgreSQL advisory lock that serialises every command
+/// batch of a cluster, then reads the log's head, in one round trip: two statements in one
+/// simple query (which binds nothing, so the lock's key is written out: 0x7472696164, which
+/// spells "triad" in ASCII; any constant works, as long as every node uses the same). In
+/// READ COMMITTED each statement reads its own snapshot, so the head is read after the
+/// lock is granted and sees every batch committed before it.
+const LOCK_AND_HEAD: &str = "SELECT pg_advisory_xact_lock(500135715172); \
+     SELECT COALESCE(MAX(seq), 0) FROM events";
+
+/// A batch's transaction reads each statement's own snapshot, whatever the database's
+/// default: [`LOCK_AND_HEAD`] and the catch-up after it rely on it.
+const BEGIN_READ_COMMITTED: &str = "BEGIN ISOLATION LEVEL READ COMMITTED";
 
 /// The PostgreSQL channel on which a node announces committed events (payload: the last
 /// sequence number, a hint only).
@@ -239,20 +248,26 @@ impl Store {
         &self.url
     }
 
-    /// Begins a transaction; on PostgreSQL it first takes the cluster-wide command lock,
-    /// which it holds until it commits or rolls back (also if the connection dies).
+    /// On PostgreSQL: begins a transaction, takes the cluster-wide command lock, which it
+    /// holds until it commits or rolls back (also if the connection dies), and reads the
+    /// last `seq` of the log as it is under the lock. When that is the last event this node
+    /// wrote or applied, no other node committed since, and there is nothing to follow.
     ///
     /// # Errors
     /// On a database failure.
-    pub async fn begin_serialised(&self) -> Result<Tx, StoreError> {
-        let mut tx = self.pool.begin().await?;
-        if self.is_shared() {
-            sqlx::query("SELECT pg_advisory_xact_lock($1)")
-                .bind(CLUSTER_LOCK)
-                .execute(&mut *tx)
-                .await?;
-        }
-        Ok(tx)
+    pub async fn begin_serialised(&self) -> Result<(Tx, u64), StoreError> {
+        let mut tx = self.pool.begin_with(BEGIN_READ_COMMITTED).await?;
+        let rows = sqlx::raw_sql(LOCK_AND_HEAD).fetch_all(&mut *tx).await?;
+        let head = match rows.as_slice() {
+            [_lock, head] => to_u64(head.try_get(0)?),
+            _ => {
+                return Err(StoreError::Corrupt(format!(
+                    "the cluster lock answered {} rows, not 2",
+                    rows.len()
+                )));
+            }
+        };
+        Ok((tx, head))
     }
 
     /// The connection pool, for modules that keep tables of their own (the agents' relay).
@@ -342,4 +357,19 @@ impl Store {
 /// full disk).
 fn close_after_failed_write(conn: &mut PoolConnection<sqlx::Any>) {
     conn.close_on_drop();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LOCK_AND_HEAD;
+
+    /// The key every version of Triad has locked: nodes of two versions (a rolling
+    /// upgrade) must take the same lock.
+    #[test]
+    fn the_lock_statement_takes_the_cluster_lock() {
+        let key = i64::from_be_bytes(*b"\0\0\0triad");
+        assert_eq!(key, 0x0074_7269_6164);
+        let call = format!("SELECT pg_advisory_xact_lock({key}); ");
+        assert!(LOCK_AND_HEAD.starts_with(&call), "{LOCK_AND_HEAD}");
+    }
 }
