@@ -39,6 +39,8 @@ enum Command {
     Agent(Box<cmd::agent::AgentArgs>),
     Mcp(cmd::mcp::McpArgs),
     Bench(Box<cmd::bench::BenchArgs>),
+    #[command(hide = true)]
+    BenchProxy(cmd::bench_proxy::ProxyArgs),
     Export(cmd::export::ExportArgs),
     Transcript(cmd::transcript::TranscriptArgs),
     Verify(cmd::transcript::VerifyArgs),
@@ -57,6 +59,7 @@ impl Command {
             Command::Agent(args) => cmd::agent::run(*args).map(|()| ExitCode::SUCCESS),
             Command::Mcp(args) => cmd::mcp::run(args).map(|()| ExitCode::SUCCESS),
             Command::Bench(args) => cmd::bench::run(*args),
+            Command::BenchProxy(args) => cmd::bench_proxy::run(args).map(|()| ExitCode::SUCCESS),
             Command::Export(args) => cmd::export::run(args).map(|()| ExitCode::SUCCESS),
             Command::Transcript(args) => cmd::transcript::fetch(args).map(|()| ExitCode::SUCCESS),
             Command::Verify(args) => cmd::transcript::verify(args).map(|()| ExitCode::SUCCESS),

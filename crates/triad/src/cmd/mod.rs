@@ -4,6 +4,7 @@ pub(crate) mod a2a_client;
 pub(crate) mod agent;
 pub(crate) mod apps;
 pub(crate) mod bench;
+pub(crate) mod bench_proxy;
 pub(crate) mod client;
 pub(crate) mod export;
 pub(crate) mod keys;
