@@ -27,7 +27,7 @@ use std::{
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use support::{Api, Server, WAIT, kind, new_key};
+use support::{Api, Server, WAIT, free_port, kind, new_key};
 use torture::{
     Books, Chain, Mode, Work, World, books_with, check_books, crash_seed, drive, find_landed, plan,
     run_out_the_clock, runtime, set_up, setting,
@@ -258,13 +258,6 @@ fn output_text(out: &Output) -> String {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     )
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
 }
 
 /// Waits (bounded) until every node says it is healthy: its core runs, it is not

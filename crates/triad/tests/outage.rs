@@ -13,7 +13,7 @@ mod support;
 
 use std::time::Duration;
 
-use support::{Api, Mv, Server, new_key};
+use support::{Api, Mv, Server, free_port, fresh_database, new_key};
 
 const HOUR_MS: u64 = 60 * 60 * 1000;
 
@@ -97,42 +97,6 @@ mod cluster {
     //! Two nodes on one PostgreSQL database.
 
     use super::*;
-
-    fn postgres_base() -> String {
-        std::env::var("TRIAD_TEST_POSTGRES")
-            .ok()
-            .filter(|v| !v.is_empty())
-            .map(|v| v.trim_end_matches('/').to_owned())
-            .unwrap_or_else(|| {
-                panic!(
-                    "TRIAD_TEST_POSTGRES is not set: this test needs a PostgreSQL server. Run it \
-                     with `cargo xtask pg -- cargo test -p triad --test outage`, which starts one"
-                )
-            })
-    }
-
-    async fn fresh_database(tag: &str) -> String {
-        use sqlx::Connection as _;
-        let base = postgres_base();
-        let prefix = std::env::var("TRIAD_TEST_DB_PREFIX").unwrap_or_else(|_| "triad_t".into());
-        let name = format!("{prefix}_{tag}_{}", std::process::id());
-        let mut admin = sqlx::PgConnection::connect(&format!("{base}/postgres"))
-            .await
-            .unwrap_or_else(|e| panic!("cannot connect to PostgreSQL at {base}: {e}"));
-        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-            .execute(&mut admin)
-            .await
-            .unwrap();
-        format!("{base}/{name}")
-    }
-
-    fn free_port() -> u16 {
-        std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port()
-    }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_node_back_while_another_lives_gives_nothing_back_and_a_full_outage_once() {

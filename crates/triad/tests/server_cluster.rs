@@ -17,51 +17,14 @@ use std::{
 
 use serde_json::json;
 use support::{
-    Api, E, Mv, Player, SOS_ALL_O, SOS_DIAGONAL, Server, TTT_SLOW_WIN, TTT_TOP_ROW, kind, new_key,
-    nth, share,
+    Api, E, Mv, Player, SOS_ALL_O, SOS_DIAGONAL, Server, TTT_SLOW_WIN, TTT_TOP_ROW, free_port,
+    fresh_database, kind, new_key, nth, share,
 };
 
 const NODES: usize = 3;
 const PAIRS: usize = 24;
 const STAKE: u64 = E;
 const D: u64 = 100 * E;
-
-fn postgres_base() -> String {
-    std::env::var("TRIAD_TEST_POSTGRES")
-        .ok()
-        .filter(|v| !v.is_empty())
-        .map(|v| v.trim_end_matches('/').to_owned())
-        .unwrap_or_else(|| {
-            panic!(
-                "TRIAD_TEST_POSTGRES is not set: this test needs a PostgreSQL server. Run it with \
-                 `cargo xtask test` or `cargo xtask pg`, which start one and set it"
-            )
-        })
-}
-
-/// A new database for one test, named by the process and `tag`.
-async fn fresh_database(tag: &str) -> String {
-    use sqlx::Connection as _;
-    let base = postgres_base();
-    let prefix = std::env::var("TRIAD_TEST_DB_PREFIX").unwrap_or_else(|_| "triad_t".into());
-    let name = format!("{prefix}_{tag}_{}", std::process::id());
-    let mut admin = sqlx::PgConnection::connect(&format!("{base}/postgres"))
-        .await
-        .unwrap_or_else(|e| panic!("cannot connect to PostgreSQL at {base}: {e}"));
-    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-        .execute(&mut admin)
-        .await
-        .unwrap();
-    format!("{base}/{name}")
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// The scripts the pairs play in turn, and who wins each: `Some(0)` the first player,
 /// `None` a draw.

@@ -1019,3 +1019,42 @@ pub(crate) fn fill(dir: &Path, margin: u64) -> PathBuf {
         .expect("the filler shrinks");
     path
 }
+
+/// The PostgreSQL server the test command started (`TRIAD_TEST_POSTGRES`, a URL without a
+/// database), for the tests that run nodes on it.
+pub(crate) fn postgres_base() -> String {
+    std::env::var("TRIAD_TEST_POSTGRES")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .map(|v| v.trim_end_matches('/').to_owned())
+        .unwrap_or_else(|| {
+            panic!(
+                "TRIAD_TEST_POSTGRES is not set: this test needs a PostgreSQL server. Run it with \
+                 `cargo xtask test` or `cargo xtask pg`, which start one and set it"
+            )
+        })
+}
+
+/// A new database on [`postgres_base`] for one test, named by the process and `tag`.
+pub(crate) async fn fresh_database(tag: &str) -> String {
+    use sqlx::Connection as _;
+    let base = postgres_base();
+    let prefix = std::env::var("TRIAD_TEST_DB_PREFIX").unwrap_or_else(|_| "triad_t".into());
+    let name = format!("{prefix}_{tag}_{}", std::process::id());
+    let mut admin = sqlx::PgConnection::connect(&format!("{base}/postgres"))
+        .await
+        .unwrap_or_else(|e| panic!("cannot connect to PostgreSQL at {base}: {e}"));
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    format!("{base}/{name}")
+}
+
+/// A port free on 127.0.0.1 at the time of asking.
+pub(crate) fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
