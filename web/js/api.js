@@ -50,6 +50,19 @@ export function setToken(value) {
   token = value;
 }
 
+/** Requests in flight, by the token they carry. @type {Map<string, Set<Promise<unknown>>>} */
+const inFlight = new Map();
+
+/**
+ * Waits for every request sent with `value` to be answered, so that revoking the token
+ * cannot race a request the page already sent with it (that request would come back 401).
+ * @param {string} value
+ */
+export async function settled(value) {
+  const pending = inFlight.get(value);
+  if (pending) await Promise.allSettled([...pending]);
+}
+
 /**
  * Sets what to do when the server says the token is invalid or expired: log in again and
  * report whether it worked. The failed request is then sent once more.
@@ -78,13 +91,23 @@ export async function api(method, path, body, options = {}) {
   if (options.idempotencyKey) headers['idempotency-key'] = options.idempotencyKey;
   /** @type {Response} */
   let response;
-  try {
-    response = await fetch(path, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-      cache: 'no-store',
+  const sent = fetch(path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    cache: 'no-store',
+  });
+  const carried = useToken ? token : null;
+  if (carried !== null) {
+    const pending = inFlight.get(carried) ?? new Set();
+    inFlight.set(carried, pending.add(sent));
+    sent.catch(() => {}).finally(() => {
+      pending.delete(sent);
+      if (pending.size === 0 && inFlight.get(carried) === pending) inFlight.delete(carried);
     });
+  }
+  try {
+    response = await sent;
   } catch {
     throw new ApiError('Cannot reach the Triad server. Check your connection and try again.', {
       name: 'network',

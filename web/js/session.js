@@ -23,7 +23,7 @@
  * @module
  */
 
-import { api, ApiError, onTokenRejected, setToken } from './api.js';
+import { api, ApiError, onTokenRejected, setToken, settled } from './api.js';
 import { realtime } from './realtime.js';
 import { addressOf, loadOrCreateWallet, signText, storeWallet, walletSupport } from './wallet.js';
 import { connectWallet, disconnectWallet, onWalletChange, signPersonalMessage, startWalletStandard } from './walletstandard.js';
@@ -371,7 +371,9 @@ async function dropWallet(why, resume) {
   useToken(null);
   changed();
   if (revoked) {
-    // Sent with the wallet's own token, which no one else uses any more.
+    // Sent with the wallet's own token, which no one else uses any more, once the requests
+    // already sent with it are answered.
+    await settled(revoked);
     await fetch('/api/auth/logout', { method: 'POST', headers: { authorization: `Bearer ${revoked}` } }).catch(() => {});
   }
   session.walletNotice = why;
@@ -415,11 +417,9 @@ export async function logout() {
     await dropWallet(null, false);
     return;
   }
-  try {
-    await api('POST', '/api/auth/logout');
-  } catch {
-    /* the token is forgotten here whatever the server says */
-  }
+  // No request sets out with the token from here; those already sent are answered before
+  // the server is told to revoke it.
+  const revoked = currentToken;
   localStorage.removeItem(TOKEN_KEY);
   if (session.wallet) localStorage.setItem(LOGGED_OUT_KEY, session.wallet.address);
   useToken(null);
@@ -428,6 +428,12 @@ export async function logout() {
   session.me = null;
   session.status = 'anonymous';
   changed();
+  if (revoked) {
+    await settled(revoked);
+    await fetch('/api/auth/logout', { method: 'POST', headers: { authorization: `Bearer ${revoked}` } }).catch(() => {
+      /* the token is forgotten here whatever the server says */
+    });
+  }
 }
 
 /**
@@ -444,8 +450,12 @@ export async function switchWallet(wallet) {
 
 /** Reloads `GET /api/me` (balance, active match, stats). */
 export async function refreshMe() {
+  const asked = currentToken;
   /** @type {MeView} */
   const me = await api('GET', '/api/me');
+  // An answer for a token the page has since let go (a logout, a wallet dropped) is stale:
+  // keeping it would show that account's money under no login.
+  if (currentToken !== asked) return me;
   session.me = me;
   changed();
   return me;
@@ -532,8 +542,11 @@ function refreshMeSoon() {
  * catch-up and refreshes `me`, instead of falling in the gap between the two reads.
  */
 async function goOnline() {
+  const asked = currentToken;
   const since = await headSeq().catch(() => 0);
   await refreshMe();
+  // Let go meanwhile (logged out, or another login took over): that flow owns the session.
+  if (currentToken !== asked) return;
   session.status = 'online';
   followInbox(since);
   changed();
