@@ -14,6 +14,8 @@
 # PostgreSQL's CPU is counted apart (every postgres process of this cluster, the exited
 # ones through the postmaster's children's times; over the whole `triad bench` run, its
 # warm-up and logins included, divided by the games played, warm-up included).
+# PostgreSQL runs with pg_stat_statements: each repeat's statements (calls, calls per
+# game, milliseconds), by total time, go to `postgres-c<CONC>-r<N>.statements`.
 # Durability is the same on both sides: SQLite `synchronous=FULL`; PostgreSQL `fsync=on`,
 # `synchronous_commit=on` (an acknowledged move survives a crash of either).
 set -euo pipefail
@@ -56,7 +58,7 @@ PGPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); 
 chown postgres: "$PGROOT"
 runuser -u postgres -- "$PGBIN/initdb" -D "$PGROOT/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >/dev/null
 taskset -c "$PG_CPU" runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PGROOT/data" -l "$PGROOT/log" -w -t 30 \
-  -o "-c listen_addresses=127.0.0.1 -p $PGPORT -c unix_socket_directories=$PGROOT -c max_connections=200 -c fsync=on -c synchronous_commit=on -c full_page_writes=on" \
+  -o "-c listen_addresses=127.0.0.1 -p $PGPORT -c unix_socket_directories=$PGROOT -c max_connections=200 -c fsync=on -c synchronous_commit=on -c full_page_writes=on -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all" \
   start >/dev/null
 PGURL=postgres://postgres@127.0.0.1:$PGPORT
 PG_VERSION=$(psql "$PGURL/postgres" -qAtc 'SHOW server_version')
@@ -109,6 +111,7 @@ run_point() {
     sqlite) rm -rf "$DBDIR"; mkdir -p "$DBDIR"; database=$DBDIR/triad.db ;;
     postgres)
       psql "$PGURL/postgres" -qc "CREATE DATABASE triad_r$rep"
+      psql "$PGURL/triad_r$rep" -qc "CREATE EXTENSION pg_stat_statements; SELECT pg_stat_statements_reset()" >/dev/null
       database=$PGURL/triad_r$rep ;;
   esac
   start_server "$database"
@@ -121,6 +124,12 @@ run_point() {
   # The batches' metrics: commit time, batch sizes and, on PostgreSQL, the lock's wait and hold.
   curl -sf "$URL/metrics" | grep -E '^triad_(commit|cluster)_' >"$OUT/$label-c$CONC-r$rep.metrics" || true
   stop_server
+  if [ "$label" = postgres ]; then
+    # Which statements PostgreSQL spent its time on: calls per game and time, by total time.
+    psql "$PGURL/triad_r$rep" -qAt -F ' | ' -c "SELECT calls, round((calls::numeric / $GAMES), 2), round(total_exec_time::numeric, 1), left(regexp_replace(query, '\s+', ' ', 'g'), 140)
+      FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+      ORDER BY total_exec_time DESC LIMIT 25" >"$OUT/$label-c$CONC-r$rep.statements" || true
+  fi
   # PostgreSQL's CPU over the run, beside the bench's own figures.
   jq --argjson pg "$(awk -v a="$before" -v b="$after" 'BEGIN { printf "%.2f", b - a }')" \
     '.series[0].points[0].postgres_cpu_s = $pg' "$json" >"$json.tmp" && mv "$json.tmp" "$json"

@@ -6,30 +6,38 @@
 //! ([`Core::catch_up`](crate::core::Core::catch_up)). `triad_apps` says "an agents' message
 //! was stored" (`<node> <recipient> <id>`): the node reads it and delivers it to its own
 //! subscribers of that inbox. `triad_sessions` says "this session was logged out" (its
-//! token hash): the node closes the sockets that act under it. A notification can be missed (the listening connection drops,
-//! or the node is busy): so the node also follows the log every second, and again whenever
-//! its listener reconnects. Nothing is lost that way; a WebSocket client that reconnects
-//! also catches up from its last sequence number. A missed logout is caught by the session
-//! sweep ([`Sessions::sweep`](crate::sessions::Sessions::sweep)), which checks every
-//! socket's session against the database every 5 s.
+//! token hash): the node drops it from its session cache and closes the sockets that act
+//! under it. A notification can be missed (the listening connection drops, or the node is
+//! busy): so the node also follows the log every second, and again whenever its listener
+//! reconnects. Nothing is lost that way; a WebSocket client that reconnects also catches
+//! up from its last sequence number.
+//!
+//! The session cache trusts this listener ([`Sessions::heard`]): every notification heard,
+//! or a ping answered after a second with none, proves it still hears; a dropped or silent
+//! connection empties the cache ([`Sessions::deaf`]) until a new one listens. A missed
+//! logout's sockets are caught by the session sweep
+//! ([`Sessions::sweep`](crate::sessions::Sessions::sweep)), which checks every socket's
+//! session against the database every 5 s.
 
 use std::{sync::Arc, time::Duration};
 
-use sqlx::postgres::PgListener;
+use sqlx::postgres::{PgListener, PgNotification};
+use tokio::time::Instant;
 use triad_engine::Address;
 
 use crate::{
     core::Core,
     hub::Hub,
     relay::Relay,
+    sessions::Sessions,
     store::{EVENTS_CHANNEL, SESSIONS_CHANNEL, Store, relay::APPS_CHANNEL},
 };
 
 /// How often a node follows the log without being told to.
 const POLL: Duration = Duration::from_secs(1);
 
-/// What a node follows the others with: its engine, its database, its fan-out and its
-/// agents' relay.
+/// What a node follows the others with: its engine, its database, its fan-out, its
+/// agents' relay and its sessions.
 #[derive(Clone, Debug)]
 pub struct Node {
     /// The engine, which catches up with the log.
@@ -40,6 +48,8 @@ pub struct Node {
     pub hub: Hub,
     /// This node's agents' relay.
     pub relay: Arc<Relay>,
+    /// This node's sessions, whose cache hears the other nodes' logouts from here.
+    pub sessions: Arc<Sessions>,
 }
 
 /// Follows the other nodes until the server stops. Only for a shared database.
@@ -56,6 +66,10 @@ pub async fn follow(state: Node) {
                 continue;
             }
         };
+        // Listening now: what the cache held may have missed a logout while nothing
+        // listened, and from here on every logout is heard.
+        state.sessions.deaf();
+        state.sessions.heard(Instant::now());
         // Whether the log may hold events this node has not applied.
         let mut behind = true;
         loop {
@@ -67,37 +81,60 @@ pub async fn follow(state: Node) {
             }
             behind = true;
             match tokio::time::timeout(POLL, listener.try_recv()).await {
-                // The poll interval passed.
-                Err(_) => {}
+                // The poll interval passed with nothing heard: the listener proves it still
+                // hears by answering a ping (whatever came before the answer is heard first).
+                Err(_) => {
+                    let ping = sqlx::query("SELECT 1").execute(&mut listener);
+                    if !matches!(tokio::time::timeout(POLL, ping).await, Ok(Ok(_))) {
+                        tracing::warn!("the listener connection does not answer; reconnecting");
+                        state.sessions.deaf();
+                        break;
+                    }
+                    while let Some(n) = listener.next_buffered() {
+                        hear(&state, &n).await;
+                    }
+                    state.sessions.heard(Instant::now());
+                }
                 Ok(Ok(Some(first))) => {
                     // A batch's announcement, its last `seq`, that this node already has
                     // (its own batches, above all) asks for no read.
-                    behind = false;
-                    let mut next = Some(first);
-                    while let Some(n) = next {
-                        if n.channel() == EVENTS_CHANNEL {
-                            behind |= match n.payload().parse::<u64>() {
-                                Ok(seq) => !state.core.has_applied(seq).await,
-                                Err(_) => true,
-                            };
-                        } else if n.channel() == APPS_CHANNEL {
-                            deliver(&state, n.payload()).await;
-                        } else if n.channel() == SESSIONS_CHANNEL {
-                            // A logout on some node: close the sockets it opened here.
-                            state.hub.end_session(n.payload());
-                        }
-                        next = listener.next_buffered();
+                    behind = hear(&state, &first).await;
+                    while let Some(n) = listener.next_buffered() {
+                        behind |= hear(&state, &n).await;
                     }
+                    state.sessions.heard(Instant::now());
                 }
-                // The connection dropped and will be made again: look at the log now.
-                Ok(Ok(None)) => {}
+                // The connection dropped: logouts may be missed until it is made again.
+                Ok(Ok(None)) => {
+                    tracing::warn!("lost the listener connection; reconnecting");
+                    state.sessions.deaf();
+                    break;
+                }
                 Ok(Err(error)) => {
                     tracing::warn!(%error, "lost the listener connection; reconnecting");
+                    state.sessions.deaf();
                     break;
                 }
             }
         }
     }
+}
+
+/// Acts on one notification; true when it says the log grew past what this node applied.
+async fn hear(state: &Node, n: &PgNotification) -> bool {
+    if n.channel() == EVENTS_CHANNEL {
+        return match n.payload().parse::<u64>() {
+            Ok(seq) => !state.core.has_applied(seq).await,
+            Err(_) => true,
+        };
+    }
+    if n.channel() == APPS_CHANNEL {
+        deliver(state, n.payload()).await;
+    } else if n.channel() == SESSIONS_CHANNEL {
+        // A logout on some node: forgotten here, and the sockets it opened here closed.
+        state.sessions.logged_out_elsewhere(n.payload());
+    }
+    false
 }
 
 async fn connect(url: &str) -> Result<PgListener, sqlx::Error> {

@@ -217,6 +217,7 @@ pub async fn start(mut settings: Settings) -> Result<Running, ServeError> {
             store: state.store.clone(),
             hub: state.hub.clone(),
             relay: state.relay.clone(),
+            sessions: state.sessions.clone(),
         }));
     }
     tokio::spawn(state.sessions.clone().sweep_every());

@@ -11,19 +11,24 @@
 //! Tokens are 256 random bits; the database keeps only their BLAKE2b-256 hash
 //! ([`token_hash`]).
 //!
-//! **Shared or local is decided here, once** ([`Sessions::new`]): on a database that one
-//! node owns (SQLite), sessions are cached in memory; on one several nodes share
-//! (PostgreSQL) there is no cache, so that a logout on one node ends the session on all
-//! (the database answers every time), and the sweep checks this node's sockets against
-//! the database.
+//! **Shared or local is decided here, once** ([`Sessions::new`]). Sessions are cached in
+//! memory, bounded. On a database that one node owns (SQLite) the cache is the truth once
+//! it holds a session, since only this node logs out. On one that several nodes share
+//! (PostgreSQL) another node's logout reaches this node as a `triad_sessions` notification
+//! (`cluster`), which drops the session here; so the cache answers only while this node's
+//! listener is known to hear them (it proved it within [`HEARD_FOR`]), and is emptied when
+//! the listener's connection drops. A lookup's answer is cached only if no logout was heard
+//! while it asked the database. The sweep checks this node's sockets against the database
+//! every 5 s, whatever the cache says.
 
-use std::{collections::HashMap, sync::Arc, sync::Mutex};
+use std::{collections::HashMap, sync::Arc, sync::Mutex, time::Duration};
 
 use blake2::{
     Blake2bMac,
     digest::{KeyInit, Mac, consts::U32},
 };
 use rand::{TryRng, rngs::SysRng};
+use tokio::time::Instant;
 use triad_engine::Address;
 use triad_identity::{AuthError, LoginMessage, Scheme};
 
@@ -208,26 +213,79 @@ impl ChallengeKey {
     }
 }
 
+/// How long after the listener last proved alive a node on a shared database still trusts
+/// its session cache ([`Sessions::heard`]). The listener proves it every second at least
+/// (a notification, or a ping when none comes: `cluster`), so only a listener that stopped
+/// answering lets it lapse.
+pub const HEARD_FOR: Duration = Duration::from_secs(2);
+
 /// Sessions in memory, by token hash: `(address, expires_ms)`. Bounded
 /// ([`MAX_CACHED_SESSIONS`]); the database holds them all.
-#[derive(Default)]
-struct SessionCache(Mutex<HashMap<String, (Address, u64)>>);
+///
+/// On a shared database another node's logout reaches this cache only as a
+/// `triad_sessions` notification, so the cache answers only while this node's listener is
+/// known to hear them (`trusted_until`), and a lookup's answer is kept only if no logout
+/// was heard while the database was asked (`generation`): a row read just before another
+/// node deleted it cannot outlive the deletion's notification.
+struct SessionCache {
+    state: Mutex<CacheState>,
+    /// Whether other nodes share the database (then the cache needs its listener).
+    shared: bool,
+}
+
+struct CacheState {
+    sessions: HashMap<String, (Address, u64)>,
+    /// Counts the removals: a lookup keeps its answer only if none happened meanwhile.
+    generation: u64,
+    /// Until when the listener is known to hear logouts (shared databases only).
+    trusted_until: Option<Instant>,
+}
+
+/// A cache lookup: the session, or the generation to store the database's answer under.
+enum Cached {
+    Hit((Address, u64)),
+    Miss(u64),
+}
 
 impl SessionCache {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Address, u64)>> {
-        self.0
+    fn new(shared: bool) -> SessionCache {
+        SessionCache {
+            state: Mutex::new(CacheState {
+                sessions: HashMap::new(),
+                generation: 0,
+                trusted_until: None,
+            }),
+            shared,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, CacheState> {
+        self.state
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn get(&self, hash: &str) -> Option<(Address, u64)> {
-        self.lock().get(hash).copied()
+    fn trusted(&self, state: &CacheState, now: Instant) -> bool {
+        !self.shared || state.trusted_until.is_some_and(|until| now < until)
     }
 
-    /// Caches a session, first dropping the expired ones once the cache is full, and
+    fn get(&self, hash: &str, now: Instant) -> Cached {
+        let state = self.lock();
+        match state.sessions.get(hash) {
+            Some(found) if self.trusted(&state, now) => Cached::Hit(*found),
+            _ => Cached::Miss(state.generation),
+        }
+    }
+
+    /// Caches a session read under `generation` (a login's own: the current one), unless a
+    /// removal came since; first drops the expired ones once the cache is full, and
     /// everything if that is not enough.
-    fn insert(&self, token_hash: String, session: (Address, u64), now_ms: u64) {
-        let mut sessions = self.lock();
+    fn insert(&self, token_hash: String, session: (Address, u64), generation: u64, now_ms: u64) {
+        let mut state = self.lock();
+        if state.generation != generation {
+            return;
+        }
+        let sessions = &mut state.sessions;
         if sessions.len() >= MAX_CACHED_SESSIONS {
             sessions.retain(|_, (_, expires)| *expires > now_ms);
             if sessions.len() >= MAX_CACHED_SESSIONS {
@@ -237,13 +295,36 @@ impl SessionCache {
         sessions.insert(token_hash, session);
     }
 
+    fn generation(&self) -> u64 {
+        self.lock().generation
+    }
+
     fn remove(&self, hash: &str) {
-        self.lock().remove(hash);
+        let mut state = self.lock();
+        state.generation += 1;
+        state.sessions.remove(hash);
+    }
+
+    /// The listener heard (or proved it would hear) every logout up to now.
+    fn heard(&self, until: Instant) {
+        let mut state = self.lock();
+        state.trusted_until = Some(state.trusted_until.map_or(until, |t| t.max(until)));
+    }
+
+    /// The listener may have missed logouts: everything cached is dropped, and nothing
+    /// is trusted until it hears again.
+    fn deaf(&self) {
+        let mut state = self.lock();
+        state.generation += 1;
+        state.sessions.clear();
+        state.trusted_until = None;
     }
 
     /// Drops the sessions that expired by `now_ms`.
     fn forget_expired(&self, now_ms: u64) {
-        self.lock().retain(|_, (_, expires)| *expires > now_ms);
+        self.lock()
+            .sessions
+            .retain(|_, (_, expires)| *expires > now_ms);
     }
 }
 
@@ -253,8 +334,9 @@ pub struct Sessions {
     hub: Hub,
     clock: Arc<Clock>,
     key: ChallengeKey,
-    /// This node's cache of sessions; `None` when several nodes share the database.
-    cache: Option<SessionCache>,
+    /// This node's cache of sessions (on a shared database, trusted only while its listener
+    /// hears the other nodes' logouts).
+    cache: SessionCache,
     /// How long a session lasts.
     ttl_ms: u64,
 }
@@ -263,7 +345,7 @@ impl std::fmt::Debug for Sessions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Never the key.
         f.debug_struct("Sessions")
-            .field("shared", &self.cache.is_none())
+            .field("shared", &self.cache.shared)
             .finish_non_exhaustive()
     }
 }
@@ -271,7 +353,8 @@ impl std::fmt::Debug for Sessions {
 impl Sessions {
     /// The sessions of `store`, with the challenges' MAC key (64 hex digits, from the
     /// database's settings: [`CHALLENGE_KEY_SETTING`]) and sessions of `ttl_ms`. Whether
-    /// sessions are cached is decided here: only when no other node shares the database.
+    /// sessions are shared is decided here: when other nodes share the database, the cache
+    /// answers only while [`heard`](Sessions::heard) says the listener hears their logouts.
     ///
     /// # Errors
     /// When the key is not 32 bytes in hex.
@@ -282,7 +365,7 @@ impl Sessions {
         challenge_key_hex: &str,
         ttl_ms: u64,
     ) -> Result<Sessions, String> {
-        let cache = (!store.is_shared()).then(SessionCache::default);
+        let cache = SessionCache::new(store.is_shared());
         Ok(Sessions {
             key: ChallengeKey::from_hex(challenge_key_hex)?,
             store,
@@ -359,12 +442,11 @@ impl Sessions {
         let token = random_hex::<32>()?;
         let expires = now.saturating_add(self.ttl_ms);
         let hash = token_hash(&token);
+        let generation = self.cache.generation();
         self.store
             .save_session(&hash, address, &public_key, now, expires)
             .await?;
-        if let Some(cache) = &self.cache {
-            cache.insert(hash, (address, expires), now);
-        }
+        self.cache.insert(hash, (address, expires), generation, now);
         Ok(Session {
             token,
             address,
@@ -392,18 +474,15 @@ impl Sessions {
     /// An unknown, revoked or expired session; a database failure.
     pub async fn session(&self, hash: &str) -> Result<(Address, u64), SessionError> {
         let now = self.clock.now_ms();
-        let cached = self.cache.as_ref().and_then(|c| c.get(hash));
-        let (address, expires) = match cached {
-            Some(found) => found,
-            None => {
+        let (address, expires) = match self.cache.get(hash, Instant::now()) {
+            Cached::Hit(found) => found,
+            Cached::Miss(generation) => {
                 let found = self
                     .store
                     .session(hash)
                     .await?
                     .ok_or(SessionError::InvalidToken)?;
-                if let Some(cache) = &self.cache {
-                    cache.insert(hash.to_owned(), found, now);
-                }
+                self.cache.insert(hash.to_owned(), found, generation, now);
                 found
             }
         };
@@ -419,12 +498,30 @@ impl Sessions {
     /// # Errors
     /// On a database failure.
     pub async fn logout(&self, hash: &str) -> Result<(), SessionError> {
+        self.cache.remove(hash);
         self.store.delete_session(hash).await?;
-        if let Some(cache) = &self.cache {
-            cache.remove(hash);
-        }
+        self.cache.remove(hash);
         self.hub.end_session(hash);
         Ok(())
+    }
+
+    /// Another node logged a session out (its `triad_sessions` notification): it is
+    /// forgotten here and its sockets on this node are closed.
+    pub fn logged_out_elsewhere(&self, hash: &str) {
+        self.cache.remove(hash);
+        self.hub.end_session(hash);
+    }
+
+    /// This node's listener heard the other nodes (a notification, or a ping answered) at
+    /// `at`: the session cache is trusted until [`HEARD_FOR`] later.
+    pub fn heard(&self, at: Instant) {
+        self.cache.heard(at + HEARD_FOR);
+    }
+
+    /// This node's listener lost its connection, and so perhaps logouts: the session cache
+    /// is emptied, and not trusted until the listener hears again.
+    pub fn deaf(&self) {
+        self.cache.deaf();
     }
 
     /// One sweep: closes the sockets of sessions that expired (by the server's clock) or,
@@ -433,7 +530,7 @@ impl Sessions {
     pub async fn sweep(&self) {
         let now = self.clock.now_ms();
         self.hub.end_expired(now);
-        if self.cache.is_none() {
+        if self.cache.shared {
             let open = self.hub.sessions();
             if !open.is_empty() {
                 match self.store.live_sessions(&open, now).await {
@@ -455,9 +552,7 @@ impl Sessions {
             }
             Err(error) => tracing::warn!(%error, "could not purge expired sessions"),
         }
-        if let Some(cache) = &self.cache {
-            cache.forget_expired(now);
-        }
+        self.cache.forget_expired(now);
     }
 
     /// [`sweep`](Sessions::sweep) every [`SESSION_SWEEP`], until the server stops.
@@ -513,16 +608,16 @@ mod tests {
 
     #[test]
     fn the_session_cache_is_bounded_and_drops_the_expired_first() {
-        let cache = SessionCache::default();
+        let cache = SessionCache::new(false);
         let someone = Address::from_bytes([7; 32]);
-        let len = || cache.0.lock().unwrap().len();
+        let len = || cache.lock().sessions.len();
         // Full of sessions that expired at 1,000, but for one still valid.
-        cache.insert("live".into(), (someone, 5_000), 0);
+        cache.insert("live".into(), (someone, 5_000), 0, 0);
         for i in 1..MAX_CACHED_SESSIONS {
-            cache.insert(format!("old{i}"), (someone, 1_000), 0);
+            cache.insert(format!("old{i}"), (someone, 1_000), 0, 0);
         }
         assert_eq!(len(), MAX_CACHED_SESSIONS);
-        cache.insert("new".into(), (someone, 9_000), 2_000);
+        cache.insert("new".into(), (someone, 9_000), 0, 2_000);
         assert_eq!(
             len(),
             2,
@@ -530,10 +625,71 @@ mod tests {
         );
         // Full of valid sessions: it is emptied, the database still has them all.
         for i in 2..MAX_CACHED_SESSIONS {
-            cache.insert(format!("valid{i}"), (someone, 9_000), 2_000);
+            cache.insert(format!("valid{i}"), (someone, 9_000), 0, 2_000);
         }
         assert_eq!(len(), MAX_CACHED_SESSIONS);
-        cache.insert("one more".into(), (someone, 9_000), 2_000);
+        cache.insert("one more".into(), (someone, 9_000), 0, 2_000);
         assert_eq!(len(), 1);
+    }
+
+    fn hit(cached: &Cached) -> bool {
+        matches!(cached, Cached::Hit(_))
+    }
+
+    #[test]
+    fn a_shared_cache_answers_only_while_its_listener_is_heard() {
+        let cache = SessionCache::new(true);
+        let someone = Address::from_bytes([7; 32]);
+        let start = Instant::now();
+        cache.insert("a".into(), (someone, 9_000), 0, 0);
+        assert!(
+            !hit(&cache.get("a", start)),
+            "never heard: the database answers"
+        );
+        cache.heard(start + HEARD_FOR);
+        assert!(hit(&cache.get("a", start)));
+        assert!(hit(
+            &cache.get("a", start + HEARD_FOR - Duration::from_millis(1))
+        ));
+        assert!(
+            !hit(&cache.get("a", start + HEARD_FOR)),
+            "heard too long ago"
+        );
+        // A later proof extends it, an earlier one does not shorten it.
+        cache.heard(start + HEARD_FOR * 2);
+        cache.heard(start + HEARD_FOR);
+        assert!(hit(&cache.get("a", start + HEARD_FOR)));
+        // The listener lost its connection: nothing is kept, nothing trusted.
+        cache.deaf();
+        assert!(cache.lock().sessions.is_empty());
+        cache.insert("a".into(), (someone, 9_000), cache.generation(), 0);
+        assert!(!hit(&cache.get("a", start)));
+        // A SQLite node's cache needs no listener.
+        let local = SessionCache::new(false);
+        local.insert("a".into(), (someone, 9_000), 0, 0);
+        assert!(hit(&local.get("a", start)));
+    }
+
+    #[test]
+    fn a_lookup_overtaken_by_a_logout_is_not_cached() {
+        let cache = SessionCache::new(true);
+        let someone = Address::from_bytes([7; 32]);
+        let now = Instant::now();
+        cache.heard(now + HEARD_FOR);
+        // A request asks the database (the cache missed) ...
+        let Cached::Miss(generation) = cache.get("t", now) else {
+            panic!("nothing cached yet")
+        };
+        // ... another node's logout of that session is heard meanwhile ...
+        cache.remove("t");
+        // ... and the row the database had read before the delete is not cached.
+        cache.insert("t".into(), (someone, 9_000), generation, 0);
+        assert!(!hit(&cache.get("t", now)));
+        // Asked afresh, after the logout, an answer is kept.
+        let Cached::Miss(generation) = cache.get("u", now) else {
+            panic!("nothing cached yet")
+        };
+        cache.insert("u".into(), (someone, 9_000), generation, 0);
+        assert!(hit(&cache.get("u", now)));
     }
 }

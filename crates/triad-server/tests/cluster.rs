@@ -329,12 +329,31 @@ async fn a_token_from_one_node_works_on_another_and_a_logout_ends_it_everywhere(
         .send()
         .await
         .expect(204);
-    nodes[1]
-        .get("/api/me")
-        .auth(&alice)
-        .send()
-        .await
-        .expect_error(401, 202, "invalid_token");
+    // Node 1 cached the session; it drops it when it hears node 0's `triad_sessions`
+    // notification, a few milliseconds later, and from then on refuses the token.
+    let heard = tokio::time::Instant::now();
+    loop {
+        let r = nodes[1].get("/api/me").auth(&alice).send().await;
+        if r.status == 401 {
+            r.expect_error(401, 202, "invalid_token");
+            break;
+        }
+        r.expect(200);
+        assert!(
+            heard.elapsed() < std::time::Duration::from_secs(2),
+            "node 1 still takes a token node 0 logged out"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    // Refused for good: the cache does not take it back from an earlier read.
+    for _ in 0..3 {
+        nodes[1]
+            .get("/api/me")
+            .auth(&alice)
+            .send()
+            .await
+            .expect_error(401, 202, "invalid_token");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
