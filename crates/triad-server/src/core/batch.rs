@@ -1,7 +1,8 @@
 //! The core task: it drains the command queue into batches and takes each through its
 //! phases, in this order:
-//! 1. on a shared database, take the cluster lock ([`Batches::lock`]), before the engine's
-//!    lock so that local readers are not held up while it is awaited;
+//! 1. on a shared database, take the cluster lock ([`ClusterLock::take`]) unless this node
+//!    still holds it, before the engine's lock so that local readers are not held up while
+//!    it is awaited;
 //! 2. under the engine's write lock, follow the log up to the last event other nodes
 //!    committed ([`Batches::follow_log`]);
 //! 3. execute the commands ([`execute_batch`]);
@@ -9,19 +10,20 @@
 //! 5. commit them ([`Batches::write`]);
 //! 6. publish the events and answer ([`Batches::publish`]), or, when anything of 2 to 5
 //!    failed, rebuild the engine from the database and refuse the batch
-//!    ([`Batches::recover`]).
+//!    ([`Batches::recover`]);
+//! 7. on a shared database, keep the cluster lock for the next batch while commands wait,
+//!    for at most a stint ([`LockConnection::STINT`]), else let go of it.
 //!
 //! The engine's write lock is held from step 2 until the batch is durable (or the engine
 //! rebuilt), and every command is answered only after that: nothing unacknowledged
 //! survives, nothing acknowledged is lost, and a reader never sees a state that is not yet
 //! durable.
 //!
-//! On a shared database, when commands are already waiting as a batch goes to commit, the
-//! next batch's lock is asked for at once, on another connection ([`Batches::prefetch`]):
-//! its `BEGIN` and its wait overlap this batch's write and `COMMIT`, and PostgreSQL grants
-//! it when this batch's commit lets go of the lock. So a busy node holds the lock almost
-//! back to back instead of paying two round trips between batches. A lock is never asked
-//! for ahead with nothing waiting: an idle node would hold up the others.
+//! The cluster lock is a session-level advisory lock on a connection of this node's own
+//! ([`LockConnection`]). While a node holds it no other node writes, so a batch it writes
+//! is one statement that commits by itself (one round trip), and the next batch needs
+//! neither the lock nor the log's head again: the head is this node's last event. A
+//! failure on that connection closes it, which lets go of the lock.
 
 use std::{sync::Arc, time::Instant};
 
@@ -34,7 +36,7 @@ use super::{
 };
 use crate::{
     hub::Hub,
-    store::{Commit, Encoded, Store, StoreError, Tx},
+    store::{Commit, Encoded, LockConnection, Store, StoreError},
 };
 
 /// A command waiting for its batch, and where its answer goes.
@@ -59,9 +61,10 @@ impl std::fmt::Debug for Job {
 const MAX_BATCH: usize = 4096;
 
 // The batches' metrics (`/metrics`), described in [`describe_metrics`]. The lock's wait
-// and hold times and the batch sizes are what a cluster's capacity is made of: every
-// batch of every node holds the one cluster lock for its hold time, so the cluster
-// commits at most one batch per hold time (README, "Scale out").
+// and hold times and the batch sizes are what a cluster's capacity is made of: one node at
+// a time holds the cluster lock, for a stint of one or more batches, so the share of time
+// it is held (the hold's sum's rate over the nodes) nearing 1 is the ceiling (README,
+// "Scale out").
 const COMMIT_SECONDS: &str = "triad_commit_seconds";
 const BATCH_COMMANDS: &str = "triad_commit_batch_commands";
 const BATCH_EVENTS: &str = "triad_commit_batch_events";
@@ -75,7 +78,7 @@ pub(crate) fn describe_metrics() {
     describe_histogram!(
         COMMIT_SECONDS,
         Unit::Seconds,
-        "Time to write and commit one batch (on PostgreSQL: from the first write under the cluster lock to the commit's answer)."
+        "Time to write and commit one batch (on PostgreSQL: its one statement under the cluster lock, sent to answered)."
     );
     describe_histogram!(
         BATCH_COMMANDS,
@@ -90,12 +93,12 @@ pub(crate) fn describe_metrics() {
     describe_histogram!(
         LOCK_WAIT,
         Unit::Seconds,
-        "PostgreSQL only: time from asking for the cluster lock (a connection, BEGIN, pg_advisory_xact_lock) to its grant; grows as the nodes contend for it. A busy node asks for the next batch's lock while the previous batch commits, so that wait overlaps the previous hold."
+        "PostgreSQL only: time from asking for the cluster lock (pg_advisory_lock, with the log's head) to its grant; grows as the nodes contend for it."
     );
     describe_histogram!(
         LOCK_HOLD,
         Unit::Seconds,
-        "PostgreSQL only: time a batch held the cluster lock, from taking it to its commit or rollback; the cluster commits at most one batch per hold time."
+        "PostgreSQL only: time a node held the cluster lock, from taking it to letting go: a stint of one batch, or more while commands kept waiting (at most 20 ms and the batch that began in it). One node at a time holds it."
     );
     describe_histogram!(
         FOLLOWED_EVENTS,
@@ -104,23 +107,57 @@ pub(crate) fn describe_metrics() {
     );
 }
 
-/// The next batch's cluster lock, asked for while this batch commits: the transaction
-/// holding it, the log's head under it, when it was asked for and when granted.
-type Prefetch = tokio::task::JoinHandle<Result<(Tx, u64, Instant, Instant), StoreError>>;
-
-/// A transaction holding the cluster lock, the log's last `seq` when it was taken, and
-/// since when.
-struct Held {
-    tx: Tx,
-    head: u64,
-    since: Instant,
+/// The cluster lock as this node's core task holds it: the connection, and since when it
+/// has held the lock (the stint).
+struct ClusterLock {
+    conn: LockConnection,
+    since: Option<Instant>,
 }
 
-/// The lock taken at `since` was let go (its transaction ended, however it ended):
-/// records how long it was held, and passes on how it ended.
-fn released<T>(since: Instant, ended: T) -> T {
-    metrics::histogram!(LOCK_HOLD).record(since.elapsed().as_secs_f64());
-    ended
+impl ClusterLock {
+    /// Takes the lock unless this node holds it: the log's head under a lock just taken,
+    /// `None` when it was held already (then nobody wrote since this node's last batch).
+    async fn take(&mut self, store: &Store) -> Result<Option<u64>, StoreError> {
+        if self.conn.is_held() {
+            return Ok(None);
+        }
+        let asked = Instant::now();
+        let head = self.conn.lock(store).await?;
+        metrics::histogram!(LOCK_WAIT).record(asked.elapsed().as_secs_f64());
+        self.since = Some(Instant::now());
+        Ok(Some(head))
+    }
+
+    /// Lets go of the lock (after the batch, so its answers went first) unless commands
+    /// wait and the stint is not over.
+    async fn after_batch(&mut self, waiting: bool) {
+        let Some(since) = self.since else { return };
+        if !self.conn.is_held() {
+            // Lost with its connection, after a failure.
+            self.ended(since);
+            return;
+        }
+        if waiting && since.elapsed() < LockConnection::STINT {
+            return;
+        }
+        if let Err(error) = self.conn.unlock().await {
+            tracing::warn!(%error, "could not let go of the cluster lock; its connection is closed");
+        }
+        self.ended(since);
+    }
+
+    /// Closes the connection, letting go of the lock, after a failure under it.
+    fn close(&mut self) {
+        self.conn.close();
+        if let Some(since) = self.since {
+            self.ended(since);
+        }
+    }
+
+    fn ended(&mut self, since: Instant) {
+        metrics::histogram!(LOCK_HOLD).record(since.elapsed().as_secs_f64());
+        self.since = None;
+    }
 }
 
 /// What the core task owns besides its queue.
@@ -136,7 +173,10 @@ impl Batches {
     /// Runs batches until every handle to the queue is gone.
     pub(super) async fn run(&self, mut rx: mpsc::Receiver<JobBox>) {
         let mut jobs: Vec<Job> = Vec::with_capacity(64);
-        let mut next_lock = None;
+        let mut lock = ClusterLock {
+            conn: LockConnection::new(),
+            since: None,
+        };
         while let Some(JobBox(first)) = rx.recv().await {
             jobs.push(*first);
             while jobs.len() < MAX_BATCH {
@@ -145,68 +185,55 @@ impl Batches {
                     Err(_) => break,
                 }
             }
-            next_lock = self.batch(&mut jobs, next_lock.take(), &rx).await;
+            self.batch(&mut jobs, &mut lock).await;
+            if self.store.is_shared() {
+                lock.after_batch(!rx.is_empty()).await;
+            }
         }
+        lock.close();
     }
 
-    /// Takes one batch through its phases, under `prefetched` when the lock was asked for
-    /// while the previous batch committed; every job is answered, and `jobs` left empty.
-    /// Returns the next batch's lock when it was asked for ahead (commands wait in `rx`).
-    async fn batch(
-        &self,
-        jobs: &mut Vec<Job>,
-        prefetched: Option<Prefetch>,
-        rx: &mpsc::Receiver<JobBox>,
-    ) -> Option<Prefetch> {
-        let locked = match prefetched {
-            Some(handle) => match handle.await {
-                Ok(locked) => locked.map(Some),
-                Err(_) => Err(StoreError::Closed("the cluster lock's task ended")),
-            },
-            None => self.lock().await,
-        };
-        let mut tx = match locked {
-            Ok(tx) => tx.map(|(tx, head, asked, granted)| {
-                metrics::histogram!(LOCK_WAIT).record((granted - asked).as_secs_f64());
-                Held {
-                    tx,
-                    head,
-                    since: granted,
+    /// Takes one batch through its phases; every job is answered, and `jobs` left empty.
+    async fn batch(&self, jobs: &mut Vec<Job>, lock: &mut ClusterLock) {
+        let head = if self.store.is_shared() {
+            match lock.take(&self.store).await {
+                Ok(head) => head,
+                Err(error) => {
+                    tracing::error!(%error, "cannot take the cluster lock");
+                    metrics::counter!("triad_commit_failures_total").increment(1);
+                    let message = error.to_string();
+                    self.health
+                        .set_storage(Some(StorageFault::Failing(message.clone())));
+                    refuse(jobs, || CoreError::Storage(message.clone()));
+                    return;
                 }
-            }),
-            Err(error) => {
-                tracing::error!(%error, "cannot take the cluster lock");
-                metrics::counter!("triad_commit_failures_total").increment(1);
-                let message = error.to_string();
-                self.health
-                    .set_storage(Some(StorageFault::Failing(message.clone())));
-                refuse(jobs, || CoreError::Storage(message.clone()));
-                return None;
             }
+        } else {
+            None
         };
         let mut engine = self.engine.write().await;
-        if let Some(t) = tx.as_mut()
-            && let Err(error) = self.follow_log(t, &mut engine).await
+        if self.store.is_shared()
+            && let Err(error) = self.follow_log(lock, head, &mut engine).await
         {
             tracing::error!(%error, "cannot follow the event log; rebuilding the engine");
             self.health
                 .set_storage(Some(StorageFault::Failing(error.to_string())));
-            if let Some(t) = tx.take() {
-                let _ = released(t.since, t.tx.rollback().await);
-            }
+            lock.close();
             rebuild(&mut engine, &self.store, &self.health).await;
             drop(engine);
             let message = error.to_string();
             refuse(jobs, || CoreError::Storage(message.clone()));
-            return None;
+            return;
         }
         // Before the batch: no event of it, or after it, concerns an older match.
         let match_floor = engine.oldest_match_id().0;
         let results = execute_batch(&mut engine, jobs, &self.store, &self.health).await;
         let (commit, encoded) = rows(&engine, &results, match_floor);
-        let next_lock = (tx.is_some() && !rx.is_empty()).then(|| self.prefetch());
-        let written = self.write(tx, &commit, jobs.len()).await;
-        match encoded.and(written) {
+        let written = match encoded {
+            Ok(()) => self.write(lock, &commit, jobs.len()).await,
+            Err(error) => Err(error),
+        };
+        match written {
             Ok(()) => {
                 self.publish(engine, commit);
                 for (job, result) in jobs.drain(..).zip(results) {
@@ -216,49 +243,31 @@ impl Batches {
             }
             Err(error) => {
                 drop(commit);
+                // Whatever this node assumed about the log under the lock is void.
+                lock.close();
                 self.recover(engine, jobs, error).await;
             }
         }
-        next_lock
-    }
-
-    /// On a shared database: a transaction holding the cluster-wide command lock, which it
-    /// keeps until it commits or rolls back, the log's last `seq` under it, and when it was
-    /// asked for and granted. `None` on SQLite, whose one writer is this task.
-    async fn lock(&self) -> Result<Option<(Tx, u64, Instant, Instant)>, StoreError> {
-        if self.store.is_shared() {
-            Self::take_lock(self.store.clone()).await.map(Some)
-        } else {
-            Ok(None)
-        }
-    }
-
-    async fn take_lock(store: Store) -> Result<(Tx, u64, Instant, Instant), StoreError> {
-        let asked = Instant::now();
-        let (tx, head) = store.begin_serialised().await?;
-        Ok((tx, head, asked, Instant::now()))
-    }
-
-    /// Asks for the next batch's lock now, on its own connection: granted once this
-    /// batch's transaction ends (a rolled-back or failed batch lets go of it as well). The
-    /// head it reads is then after this batch, so the next batch reads no log.
-    fn prefetch(&self) -> Prefetch {
-        tokio::spawn(Self::take_lock(self.store.clone()))
     }
 
     /// Under the cluster lock: applies the events other nodes committed since this node's
-    /// last one, and publishes them to this node's subscribers. When the log's head, read
-    /// with the lock, is this node's last event, nobody committed since: nothing is read.
-    async fn follow_log(&self, held: &mut Held, engine: &mut Engine) -> Result<(), StoreError> {
+    /// last one, and publishes them to this node's subscribers. Nothing is read when the
+    /// lock was held already (`head` is `None`: nobody wrote since), or when the log's
+    /// head, read with the lock, is this node's last event.
+    async fn follow_log(
+        &self,
+        lock: &mut ClusterLock,
+        head: Option<u64>,
+        engine: &mut Engine,
+    ) -> Result<(), StoreError> {
         let mut followed: u32 = 0;
-        if held.head == engine.next_seq() - 1 {
+        if head.is_none_or(|head| head == engine.next_seq() - 1) {
             metrics::histogram!(FOLLOWED_EVENTS).record(0.0);
             return Ok(());
         }
-        let tx = &mut held.tx;
         loop {
             let after = engine.next_seq() - 1;
-            let new = Store::events_after(tx, after, CATCH_UP_PAGE).await?;
+            let new = lock.conn.events_after(after, CATCH_UP_PAGE).await?;
             if new.is_empty() {
                 metrics::histogram!(FOLLOWED_EVENTS).record(f64::from(followed));
                 return Ok(());
@@ -276,30 +285,26 @@ impl Batches {
         }
     }
 
-    /// Commits the batch's rows, if it has any (in `tx` when it holds the cluster lock);
-    /// then ends a transaction that wrote nothing, which lets go of the cluster lock.
+    /// Commits the batch's rows, if it has any: on a shared database in one statement on
+    /// the lock's connection, which commits by itself; on SQLite through the commit thread.
     async fn write(
         &self,
-        mut tx: Option<Held>,
+        lock: &mut ClusterLock,
         commit: &Commit<'_>,
         commands: usize,
     ) -> Result<(), StoreError> {
-        let mut outcome = Ok(());
-        if !commit.events.is_empty() {
-            let started = Instant::now();
-            outcome = match tx.take() {
-                Some(t) => released(t.since, self.store.commit_in(t.tx, commit).await),
-                None => self.store.commit(commit).await,
-            };
-            metrics::histogram!(COMMIT_SECONDS).record(started.elapsed().as_secs_f64());
-            metrics::histogram!(BATCH_COMMANDS).record(commands as f64);
-            metrics::histogram!(BATCH_EVENTS).record(commit.events.len() as f64);
+        if commit.events.is_empty() {
+            return Ok(());
         }
-        if let Some(t) = tx
-            && let Err(error) = released(t.since, t.tx.rollback().await)
-        {
-            tracing::warn!(%error, "could not end an empty transaction");
-        }
+        let started = Instant::now();
+        let outcome = if self.store.is_shared() {
+            lock.conn.commit(commit).await
+        } else {
+            self.store.commit(commit).await
+        };
+        metrics::histogram!(COMMIT_SECONDS).record(started.elapsed().as_secs_f64());
+        metrics::histogram!(BATCH_COMMANDS).record(commands as f64);
+        metrics::histogram!(BATCH_EVENTS).record(commit.events.len() as f64);
         outcome
     }
 

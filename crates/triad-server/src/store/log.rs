@@ -7,8 +7,7 @@
 use triad_engine::{Account, Event, EventKind, Match, MatchId};
 
 use super::{
-    EVENTS_CHANNEL, Store, StoreError, Tx, close_after_failed_write, to_i64,
-    topics::inbox_is_derived,
+    EVENTS_CHANNEL, Store, StoreError, close_after_failed_write, to_i64, topics::inbox_is_derived,
 };
 
 /// An event on its way to the log and the subscribers: its topics, and its JSON, encoded
@@ -101,7 +100,7 @@ pub(super) struct MatchRow {
 }
 
 impl Rows {
-    fn of(commit: &Commit<'_>) -> Result<Rows, StoreError> {
+    pub(super) fn of(commit: &Commit<'_>) -> Result<Rows, StoreError> {
         let corrupt = |e: serde_json::Error| StoreError::Corrupt(e.to_string());
         let mut events = Vec::with_capacity(commit.events.len());
         for Encoded {
@@ -360,15 +359,15 @@ impl Store {
         result
     }
 
-    /// Commits one batch in `tx` (PostgreSQL, holding the cluster lock), its rows in one
-    /// statement ([`WRITE_BATCH`]), and announces it to the other nodes; the announcement
-    /// is delivered at commit.
-    ///
-    /// # Errors
-    /// On a database failure; then nothing of the batch is stored.
-    pub async fn commit_in(&self, mut tx: Tx, commit: &Commit<'_>) -> Result<(), StoreError> {
-        let rows = Rows::of(commit)?.json()?;
-        let last = commit.events.last().map_or(0, |e| e.event.seq);
+    /// Writes one batch on `conn` (PostgreSQL, whose session holds the cluster lock) as one
+    /// statement ([`WRITE_BATCH`]) in its own transaction, and announces it to the other
+    /// nodes; the announcement is delivered at its commit, which the answer follows.
+    pub(super) async fn write_batch(
+        conn: &mut sqlx::AnyConnection,
+        rows: &Rows,
+        last: u64,
+    ) -> Result<(), StoreError> {
+        let rows = rows.json()?;
         sqlx::query(WRITE_BATCH)
             .bind(rows.events)
             .bind(rows.topics)
@@ -377,9 +376,8 @@ impl Store {
             .bind(rows.players)
             .bind(EVENTS_CHANNEL)
             .bind(last.to_string())
-            .execute(&mut *tx)
+            .execute(conn)
             .await?;
-        tx.commit().await?;
         Ok(())
     }
 

@@ -15,8 +15,8 @@
 //! - [`profiles`]: players' display names and bot marks;
 //! - [`heartbeat`]: when the service was last known to be alive;
 //! - [`migrations`]: the schema versions;
-//! - this module: opening and closing the database, the cluster lock, fixed settings and
-//!   the health checks.
+//! - [`lock`]: the cluster lock's own connection, and the batches written under it;
+//! - this module: opening and closing the database, fixed settings and the health checks.
 //!
 //! On an SQLite file two threads of their own do the hot work: [`writer`] commits the
 //! batches and [`reader`] reads the subscriptions' catch-ups.
@@ -36,6 +36,7 @@ use sqlx::{
 };
 
 mod heartbeat;
+mod lock;
 mod log;
 mod migrations;
 mod profiles;
@@ -48,6 +49,7 @@ mod topics;
 mod writer;
 
 pub use heartbeat::Heartbeat;
+pub use lock::LockConnection;
 pub use log::{Commit, Encoded, kind_name};
 pub use migrations::SCHEMA_VERSION;
 pub use profiles::{NameWrite, Profile};
@@ -132,19 +134,6 @@ pub struct Store {
 /// few thousand commands writes well under this.
 pub const MIN_FREE_BYTES: u64 = 1 << 20;
 
-/// Takes the cluster lock, the PostgreSQL advisory lock that serialises every command
-/// batch of a cluster, then reads the log's head, in one round trip: two statements in one
-/// simple query (which binds nothing, so the lock's key is written out: 0x7472696164, which
-/// spells "triad" in ASCII; any constant works, as long as every node uses the same). In
-/// READ COMMITTED each statement reads its own snapshot, so the head is read after the
-/// lock is granted and sees every batch committed before it.
-const LOCK_AND_HEAD: &str = "SELECT pg_advisory_xact_lock(500135715172); \
-     SELECT COALESCE(MAX(seq), 0) FROM events";
-
-/// A batch's transaction reads each statement's own snapshot, whatever the database's
-/// default: [`LOCK_AND_HEAD`] and the catch-up after it rely on it.
-const BEGIN_READ_COMMITTED: &str = "BEGIN ISOLATION LEVEL READ COMMITTED";
-
 /// The PostgreSQL channel on which a node announces committed events (payload: the last
 /// sequence number, a hint only).
 pub const EVENTS_CHANNEL: &str = "triad_events";
@@ -152,9 +141,6 @@ pub const EVENTS_CHANNEL: &str = "triad_events";
 /// The channel on which a node announces a logout to the others (the payload is the
 /// session's token hash), so that they close the sockets it opened at once.
 pub const SESSIONS_CHANNEL: &str = "triad_sessions";
-
-/// A transaction that holds the cluster-wide command lock (PostgreSQL) until it ends.
-pub type Tx = sqlx::Transaction<'static, sqlx::Any>;
 
 fn to_i64(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
@@ -251,28 +237,6 @@ impl Store {
         &self.url
     }
 
-    /// On PostgreSQL: begins a transaction, takes the cluster-wide command lock, which it
-    /// holds until it commits or rolls back (also if the connection dies), and reads the
-    /// last `seq` of the log as it is under the lock. When that is the last event this node
-    /// wrote or applied, no other node committed since, and there is nothing to follow.
-    ///
-    /// # Errors
-    /// On a database failure.
-    pub async fn begin_serialised(&self) -> Result<(Tx, u64), StoreError> {
-        let mut tx = self.pool.begin_with(BEGIN_READ_COMMITTED).await?;
-        let rows = sqlx::raw_sql(LOCK_AND_HEAD).fetch_all(&mut *tx).await?;
-        let head = match rows.as_slice() {
-            [_lock, head] => to_u64(head.try_get(0)?),
-            _ => {
-                return Err(StoreError::Corrupt(format!(
-                    "the cluster lock answered {} rows, not 2",
-                    rows.len()
-                )));
-            }
-        };
-        Ok((tx, head))
-    }
-
     /// The connection pool, for modules that keep tables of their own (the agents' relay).
     pub(crate) fn pool(&self) -> &AnyPool {
         &self.pool
@@ -360,19 +324,4 @@ impl Store {
 /// full disk).
 fn close_after_failed_write(conn: &mut PoolConnection<sqlx::Any>) {
     conn.close_on_drop();
-}
-
-#[cfg(test)]
-mod tests {
-    use super::LOCK_AND_HEAD;
-
-    /// The key every version of Triad has locked: nodes of two versions (a rolling
-    /// upgrade) must take the same lock.
-    #[test]
-    fn the_lock_statement_takes_the_cluster_lock() {
-        let key = i64::from_be_bytes(*b"\0\0\0triad");
-        assert_eq!(key, 0x0074_7269_6164);
-        let call = format!("SELECT pg_advisory_xact_lock({key}); ");
-        assert!(LOCK_AND_HEAD.starts_with(&call), "{LOCK_AND_HEAD}");
-    }
 }
