@@ -313,6 +313,53 @@ async fn a_deadline_fires_exactly_once_across_the_cluster() {
     audit(&nodes, &url, &everyone).await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn nodes_take_turns_with_the_lock_and_get_over_their_connections_being_cut() {
+    use sqlx::Connection as _;
+    let (nodes, url) = cluster(2).await;
+    let (a, b) = (&nodes[0], &nodes[1]);
+    let alice = a.login(&key(1)).await;
+    let bob = b.login(&key(2)).await;
+    // A burst on A keeps its lock for stints; B's deposits in the middle of it still go
+    // through (A lets go within a stint), and every one is counted once.
+    let burst = async {
+        for _ in 0..40 {
+            a.deposit(&alice, 1).await;
+        }
+    };
+    let between = async {
+        for _ in 0..10 {
+            b.deposit(&bob, 1).await;
+        }
+    };
+    tokio::join!(burst, between);
+    assert_eq!(b.balance(&alice).await, 40);
+    assert_eq!(a.balance(&bob).await, 10);
+
+    // Every connection to the database is cut (a restart, a failover): the pools, the
+    // listeners and the lock's own connections. The next command on each node is taken
+    // all the same: a node reconnects instead of refusing it.
+    let mut admin = sqlx::PgConnection::connect(&url).await.unwrap();
+    let cut: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE datname = current_database() AND pid <> pg_backend_pid()) AS t",
+    )
+    .fetch_one(&mut admin)
+    .await
+    .unwrap();
+    assert!(
+        cut >= 4,
+        "both nodes' pools, listeners and lock connections: {cut}"
+    );
+    a.deposit(&alice, 5).await;
+    b.deposit(&bob, 5).await;
+    for node in [a, b] {
+        assert_eq!(node.balance(&alice).await, 45);
+        assert_eq!(node.balance(&bob).await, 15);
+    }
+    audit(&nodes, &url, &[&alice, &bob]).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_token_from_one_node_works_on_another_and_a_logout_ends_it_everywhere() {
     let (nodes, _url) = cluster(2).await;
