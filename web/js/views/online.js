@@ -324,8 +324,9 @@ export function mount(root, ctx) {
     try {
       challenges = await api('GET', '/api/challenges');
     } catch (e) {
-      toast(e instanceof Error ? e.message : String(e), { kind: 'error' });
+      if (!stopped) toast(e instanceof Error ? e.message : String(e), { kind: 'error' });
     }
+    if (stopped) return;
     renderDynamic();
   }
 
@@ -337,13 +338,15 @@ export function mount(root, ctx) {
         api('GET', '/api/matches?status=ready&limit=12', undefined, { auth: false }),
         api('GET', '/api/matches?status=waiting&limit=12', undefined, { auth: false }),
       ]);
+      // Left meanwhile: drawing the boards now would follow their matches again.
+      if (stopped) return;
       liveMatches = [...ready.matches, ...playing.matches].filter((m) => m.origin !== 'computer').sort((a, b) => b.id - a.id);
       waits = waiting.matches.filter((m) => m.origin === 'queue');
       liveBoards.show(liveMatches);
     } catch {
       /* the lobby is a convenience; its next event retries */
     }
-    renderDynamic();
+    if (!stopped) renderDynamic();
   }
 
   function renderAccount() {
