@@ -531,8 +531,11 @@ let refreshTimer = 0;
 /** Refreshes `me` soon, once for a burst of events (a match's end moves money several times). */
 function refreshMeSoon() {
   window.clearTimeout(refreshTimer);
+  const asked = currentToken;
   refreshTimer = window.setTimeout(() => {
-    refreshMe().catch(() => {});
+    // For the login whose inbox spoke: not once it logged out (no token: a 401), nor for
+    // the account that came after it.
+    if (asked !== null && currentToken === asked) refreshMe().catch(() => {});
   }, 60);
 }
 
