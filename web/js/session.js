@@ -370,12 +370,7 @@ async function dropWallet(why, resume) {
   session.status = 'logging-in';
   useToken(null);
   changed();
-  if (revoked) {
-    // Sent with the wallet's own token, which no one else uses any more, once the requests
-    // already sent with it are answered.
-    await settled(revoked);
-    await fetch('/api/auth/logout', { method: 'POST', headers: { authorization: `Bearer ${revoked}` } }).catch(() => {});
-  }
+  if (revoked) await revoke(revoked);
   session.walletNotice = why;
   if (resume) await resumeOwnKey();
   else session.status = 'anonymous';
@@ -428,12 +423,18 @@ export async function logout() {
   session.me = null;
   session.status = 'anonymous';
   changed();
-  if (revoked) {
-    await settled(revoked);
-    await fetch('/api/auth/logout', { method: 'POST', headers: { authorization: `Bearer ${revoked}` } }).catch(() => {
-      /* the token is forgotten here whatever the server says */
-    });
-  }
+  if (revoked) await revoke(revoked);
+}
+
+/**
+ * Revokes a token the page no longer uses, once the requests already sent with it are
+ * answered (revoked sooner, they would come back 401). The token is forgotten here
+ * whatever the server says.
+ * @param {string} token
+ */
+async function revoke(token) {
+  await settled(token);
+  await fetch('/api/auth/logout', { method: 'POST', headers: { authorization: `Bearer ${token}` } }).catch(() => {});
 }
 
 /**
