@@ -201,8 +201,18 @@ export async function newPage(browser, server, options = {}) {
   const page = await context.newPage();
   page.errors = [];
   page.on('pageerror', (e) => page.errors.push(String(e)));
+  // The API's refusals by URL, with the error code the server gave, to name in the line
+  // the console prints for each (which says only the status).
+  const refusals = new Map();
+  page.on('response', async (r) => {
+    if (r.status() < 400 || !new URL(r.url()).pathname.startsWith('/api/')) return;
+    const code = await r.json().then((b) => b?.error?.code ?? b?.code, () => null);
+    refusals.set(r.url(), `${r.request().method()} ${new URL(r.url()).pathname}${code ? `: ${code}` : ''}`);
+  });
   page.on('console', (m) => {
-    if (m.type() === 'error') page.errors.push(m.text());
+    if (m.type() !== 'error') return;
+    const url = m.text().startsWith('Failed to load resource') ? m.location().url : '';
+    page.errors.push(url ? `${m.text()} (${refusals.get(url) ?? url})` : m.text());
   });
   return page;
 }

@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 
-import { TRIAD_BIN, clickCell, launchBrowser, newPage, openLoggedIn, startServer, textsWhen, waitForBoard } from '../lib/harness.mjs';
+import { TRIAD_BIN, apiPlayer, clickCell, launchBrowser, newPage, openLoggedIn, startServer, textsWhen, waitForBoard } from '../lib/harness.mjs';
 
 let server;
 let browser;
@@ -181,6 +181,68 @@ test('a declined challenge and a withdrawn one leave both lists live', async () 
   await bob.locator('.challenge-row', { hasText: aliceAddress.slice(-4) }).waitFor();
   for (const page of [alice, bob]) assert.deepEqual(page.errors, []);
   await Promise.all([alice, bob].map((p) => p.context().close()));
+});
+
+test('a read of the match answered after my move does not bring back my turn', async () => {
+  // The opponent's move makes the page read the match again; that read is answered by the
+  // server at once but held on its way to the page until after my own move has been
+  // answered, so the page gets an answer older than what it shows (a race a loaded
+  // machine makes: the page then offered the turn again, and the next click was refused).
+  const alice = await newPage(browser, server);
+  const aliceAddress = await openLoggedIn(alice);
+  const bob = await apiPlayer(server);
+  const created = await bob.call('POST', '/api/challenges', { opponent: aliceAddress, game: 'tic-tac-toe', stake: '0', first: 'challenger' });
+  const id = created.match.id;
+  await alice.goto('/online');
+  await alice.locator('.challenge-row').getByRole('button', { name: 'Accept' }).click();
+  await alice.waitForURL(new RegExp(`/match/${id}$`));
+  await alice.locator('.status-text', { hasText: /Waiting for 0x/ }).waitFor();
+
+  // Every read of the match from now on: the first is answered (as of then) and held
+  // until `releaseStale`, the later ones until `releaseRest`.
+  let releaseStale;
+  let releaseRest;
+  const stale = new Promise((resolve) => (releaseStale = resolve));
+  const rest = new Promise((resolve) => (releaseRest = resolve));
+  let reads = 0;
+  let staleDelivered;
+  const delivered = new Promise((resolve) => (staleDelivered = resolve));
+  await alice.route(`**/api/matches/${id}`, async (route) => {
+    if (route.request().method() !== 'GET') return route.continue();
+    if (++reads === 1) {
+      const response = await route.fetch();
+      await stale;
+      await route.fulfill({ response });
+      staleDelivered();
+    } else {
+      await rest;
+      await route.continue().catch(() => {});
+    }
+  });
+  await bob.call('POST', `/api/matches/${id}/moves`, { seq: 1, cell: 0, mark: 'X' });
+  // The move is drawn from its live event; the read it started is held.
+  await alice.locator('.status-text', { hasText: 'Your move' }).waitFor();
+  await waitForBoard(alice, 'X--------');
+  while (reads === 0) await alice.waitForTimeout(10);
+  await clickCell(alice, 4);
+  await waitForBoard(alice, 'X---O----');
+  await alice.locator('.status-text', { hasText: /Waiting for 0x/ }).waitFor();
+
+  // The old answer arrives (the board as it was before my move, my turn): the page keeps
+  // what it shows.
+  releaseStale();
+  await delivered;
+  await alice.evaluate(() => new Promise((resolve) => setTimeout(resolve, 200)));
+  assert.equal(await alice.locator('.board').getAttribute('data-board'), 'X---O----');
+  assert.match(await alice.locator('.status-text').innerText(), /^Waiting for 0x/);
+  assert.equal(await alice.locator('.board.is-interactive').count(), 0);
+  releaseRest();
+  await bob.call('POST', `/api/matches/${id}/moves`, { seq: 3, cell: 8, mark: 'X' });
+  await waitForBoard(alice, 'X---O---X');
+  await alice.locator('.status-text', { hasText: 'Your move' }).waitFor();
+  await alice.unrouteAll({ behavior: 'ignoreErrors' });
+  assert.deepEqual(alice.errors, []);
+  await alice.context().close();
 });
 
 test('API errors are shown in plain words, never as JSON', async () => {

@@ -34,6 +34,24 @@ import { headSeq, myAddress, onInbox, onSession, signMove } from '../session.js'
 
 const PLAYED = new Set(['win', 'draw', 'forfeit', 'timeout']);
 
+const PHASE_ORDER = { waiting: 0, ready: 1, in_progress: 2, finished: 3 };
+
+/**
+ * Whether `answer` shows the match at an earlier point than `shown`. A match only moves
+ * forward: its moves, its phase, and its last activity (a command's time, or later when an
+ * outage is given back) never go back. Answers can arrive out of order (a read sent before
+ * my move may be answered after it), and an older one must not take the place of what is
+ * drawn: it would offer a turn already played.
+ * @param {MatchView} answer
+ * @param {MatchView | null} shown
+ */
+export function isOlder(answer, shown) {
+  if (!shown || answer.id !== shown.id) return false;
+  if (answer.seq !== shown.seq) return answer.seq < shown.seq;
+  if (answer.phase !== shown.phase) return PHASE_ORDER[answer.phase] < PHASE_ORDER[shown.phase];
+  return answer.last_activity_ms < shown.last_activity_ms;
+}
+
 /**
  * What the status line says while the connection is down and the countdown is paused.
  * @param {import('../realtime.js').Status} status
@@ -131,7 +149,9 @@ export function mount(root, ctx) {
     refetching = true;
     try {
       const resuming = resumeOnSync;
-      view = await api('GET', `/api/matches/${id}`);
+      /** @type {MatchView} */
+      const latest = await api('GET', `/api/matches/${id}`);
+      if (!isOlder(latest, view)) view = latest;
       loadError = null;
       // A tournament's game belongs to the Tournaments section.
       if (view?.tournament) ctx.section('tournaments');
@@ -315,7 +335,7 @@ export function mount(root, ctx) {
       const result = await api('POST', `/api/matches/${id}/moves`, { seq, cell, mark, ...(signature ? { signature } : {}) });
       // The opponent's reply may already have come live (and been drawn): an answer older
       // than the view on screen must not take its place.
-      if (result.match && (!view || result.match.seq >= view.seq)) view = result.match;
+      if (result.match && !isOlder(result.match, view)) view = result.match;
       // The live event of a winning move may have come first and announced the result:
       // the placement must not take its place.
       if (!announcedEnd) announce(`You placed ${mark} in square ${cell + 1}.`);
@@ -339,7 +359,7 @@ export function mount(root, ctx) {
     try {
       /** @type {{ match: MatchView | null }} */
       const result = await api('POST', path);
-      if (result.match && result.match.id === id) view = result.match;
+      if (result.match && result.match.id === id && !isOlder(result.match, view)) view = result.match;
       announce(done);
       if (result.match && result.match.id !== id) ctx.navigate(`/match/${result.match.id}`);
     } catch (e) {
