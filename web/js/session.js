@@ -452,6 +452,8 @@ export async function switchWallet(wallet) {
 /** Reloads `GET /api/me` (balance, active match, stats). */
 export async function refreshMe() {
   const asked = currentToken;
+  // Logged out (or between two logins): the server would only answer 401.
+  if (asked === null) throw new ApiError('You are not logged in: log in and try again.', { name: 'logged_out' });
   /** @type {MeView} */
   const me = await api('GET', '/api/me');
   // An answer for a token the page has since let go (a logout, a wallet dropped) is stale:
@@ -548,8 +550,10 @@ function refreshMeSoon() {
 async function goOnline() {
   const asked = currentToken;
   const since = await headSeq().catch(() => 0);
+  // Let go meanwhile (logged out, a wallet dropped, another login took over): that flow
+  // owns the session, and `me` asked now would go with its token, or with none (a 401).
+  if (currentToken !== asked) return;
   await refreshMe();
-  // Let go meanwhile (logged out, or another login took over): that flow owns the session.
   if (currentToken !== asked) return;
   session.status = 'online';
   followInbox(since);
