@@ -449,6 +449,28 @@ impl Event {
         }
     }
 
+    /// The match the event brings into being, if it does: a challenge issued, a queue
+    /// joined, or a game started that no challenge or queue came before (against the
+    /// computer, a rematch, a tournament's pairing). No earlier event names that match, so
+    /// a reader that has seen every event since this one knows all of the match's
+    /// (the fan-out's catch-ups from memory rely on it). [`Engine::apply`] checks it.
+    ///
+    /// [`Engine::apply`]: crate::Engine::apply
+    #[must_use]
+    pub fn creates_match(&self) -> Option<MatchId> {
+        match &self.kind {
+            EventKind::ChallengeIssued { match_id, .. } | EventKind::Queued { match_id, .. } => {
+                Some(*match_id)
+            }
+            EventKind::GameStarted {
+                match_id,
+                origin: Origin::Computer | Origin::Rematch { .. } | Origin::Tournament { .. },
+                ..
+            } => Some(*match_id),
+            _ => None,
+        }
+    }
+
     /// The tournament the event concerns, if any: its own events, its games' starts and
     /// the transfers in and out of its pool. (A game's later events name only the match;
     /// its [`Origin`] names the tournament.)

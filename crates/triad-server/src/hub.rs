@@ -9,9 +9,14 @@
 //! bytes go to every subscriber. Every connection has a bounded queue; a subscriber whose
 //! queue is full is too slow: it is dropped from every topic and told to close, so it never
 //! slows the others. It reconnects and catches up from its last sequence number.
+//!
+//! The hub also remembers the frames of the matches it saw begin ([`Recent`]), so that a
+//! subscription to such a match catches up from memory instead of reading the log: a
+//! match's page, or a player's client, subscribes to its match from the start, and on
+//! PostgreSQL that read was a round trip and a query for every player of every game.
 
 use std::{
-    collections::{HashMap, HashSet},
+    collections::{HashMap, HashSet, VecDeque},
     sync::{Arc, Mutex},
 };
 
@@ -170,6 +175,79 @@ struct Inner {
     conns: HashMap<ConnId, Conn>,
     next_id: ConnId,
     closing: bool,
+    recent: Recent,
+}
+
+/// The most bytes of frames [`Recent`] keeps; past it, the matches that began first are
+/// forgotten (their catch-ups read the log again).
+pub const RECENT_BYTES: usize = 8 << 20;
+
+/// The most frames [`Recent`] keeps of one match; a match with more is forgotten. One
+/// page of a catch-up, so a catch-up from memory is always whole.
+pub const RECENT_FRAMES: usize = 256;
+
+/// The frames of every match this node saw begin, while they fit in [`RECENT_BYTES`].
+///
+/// Invariant: a match's frames are kept from the event that created it
+/// ([`Event::creates_match`], so no earlier event names it) and then every frame of its
+/// topic, in the order published (the order of the log), or not at all. So the frames after
+/// any `since` are exactly what the log holds on that topic after `since`, as far as this
+/// node has published. Anything that could publish less than the log holds (a rebuild of
+/// the engine from the log) forgets them all ([`Hub::forget_recent`]).
+///
+/// [`Event::creates_match`]: triad_engine::Event::creates_match
+#[derive(Debug, Default)]
+struct Recent {
+    matches: HashMap<Arc<str>, Vec<(u64, Utf8Bytes)>>,
+    /// The matches kept, oldest first (a forgotten one may linger here: skipped).
+    order: VecDeque<Arc<str>>,
+    bytes: usize,
+}
+
+impl Recent {
+    /// Whether `topic`'s frames are kept, or begin with this event (which creates its
+    /// match).
+    fn keeps(&self, topic: &str, creates: bool) -> bool {
+        creates || self.matches.contains_key(topic)
+    }
+
+    /// Keeps a frame of `topic`; `creates` starts the match's frames.
+    fn push(&mut self, topic: &str, seq: u64, text: &Utf8Bytes, creates: bool) {
+        let frames = match self.matches.get_mut(topic) {
+            Some(frames) => frames,
+            None if creates => {
+                let topic: Arc<str> = Arc::from(topic);
+                self.order.push_back(topic.clone());
+                self.matches.entry(topic).or_default()
+            }
+            None => return,
+        };
+        if frames.len() >= RECENT_FRAMES {
+            self.forget(topic);
+            return;
+        }
+        frames.push((seq, text.clone()));
+        self.bytes += text.len();
+        while self.bytes > RECENT_BYTES {
+            let Some(oldest) = self.order.pop_front() else {
+                break;
+            };
+            self.forget(&oldest);
+        }
+    }
+
+    fn forget(&mut self, topic: &str) {
+        if let Some(frames) = self.matches.remove(topic) {
+            self.bytes -= frames.iter().map(|(_, text)| text.len()).sum::<usize>();
+        }
+    }
+
+    /// The frames of `topic` after `since`, when they are kept.
+    fn after(&self, topic: &str, since: u64) -> Option<Vec<(u64, Utf8Bytes)>> {
+        let frames = self.matches.get(topic)?;
+        let from = frames.partition_point(|(seq, _)| *seq <= since);
+        Some(frames[from..].to_vec())
+    }
 }
 
 /// The subscribers of every topic.
@@ -281,10 +359,28 @@ impl Hub {
     /// Subscribes a connection to a topic.
     pub fn subscribe(&self, id: u64, topic: &str) {
         let mut inner = self.lock();
-        if let Some(conn) = inner.conns.get_mut(&id) {
-            conn.topics.insert(topic.to_owned());
-            inner.topics.entry(topic.to_owned()).or_default().insert(id);
-        }
+        subscribe(&mut inner, id, topic);
+    }
+
+    /// Subscribes a connection to a topic and, when this node keeps the topic's frames
+    /// (a match it saw begin: [`Recent`]), returns those after `since`, at most
+    /// [`RECENT_FRAMES`]. At one instant: every frame published before is returned, every
+    /// one after is queued. `None`: the catch-up must read the log.
+    pub fn subscribe_from(
+        &self,
+        id: u64,
+        topic: &str,
+        since: u64,
+    ) -> Option<Vec<(u64, Utf8Bytes)>> {
+        let mut inner = self.lock();
+        subscribe(&mut inner, id, topic);
+        inner.recent.after(topic, since)
+    }
+
+    /// Forgets every match's frames: the engine was rebuilt from the log, and the log may
+    /// hold events this node never published (a commit reported failed that was made).
+    pub fn forget_recent(&self) {
+        self.lock().recent = Recent::default();
     }
 
     /// Unsubscribes a connection from a topic.
@@ -303,25 +399,32 @@ impl Hub {
         metrics::gauge!("triad_open_websockets").set(inner.conns.len() as f64);
     }
 
-    /// Sends committed events to their topics' subscribers.
+    /// Sends committed events to their topics' subscribers, in the log's order, and keeps
+    /// the frames of the matches it saw begin ([`Recent`]).
     pub fn publish(&self, events: &[Encoded<'_>]) {
-        let mut inner = self.lock();
-        if inner.topics.is_empty() {
-            return;
-        }
+        let mut guard = self.lock();
+        let inner = &mut *guard;
         let mut slow: Vec<ConnId> = Vec::new();
         for encoded in events {
+            let created = encoded.event.creates_match();
             for topic in &encoded.topics {
-                let Some(subscribers) = inner.topics.get(topic) else {
-                    continue;
-                };
-                if subscribers.is_empty() {
+                let subscribers = inner.topics.get(topic).filter(|s| !s.is_empty());
+                let creates = created.is_some() && topic.starts_with("match:");
+                let kept = topic.starts_with("match:") && inner.recent.keeps(topic, creates);
+                if subscribers.is_none() && !kept {
                     continue;
                 }
+                let text = Utf8Bytes::from(frame_text(topic, &encoded.json));
+                if kept {
+                    inner.recent.push(topic, encoded.event.seq, &text, creates);
+                }
+                let Some(subscribers) = subscribers else {
+                    continue;
+                };
                 let frame = Frame {
                     topic: Arc::from(topic.as_str()),
                     seq: encoded.event.seq,
-                    text: Utf8Bytes::from(frame_text(topic, &encoded.json)),
+                    text,
                 };
                 for id in subscribers {
                     if let Some(conn) = inner.conns.get(id)
@@ -336,7 +439,7 @@ impl Hub {
             if let Some(conn) = inner.conns.get(&id) {
                 conn.kicked.notify_one();
             }
-            drop_conn(&mut inner, id);
+            drop_conn(inner, id);
             metrics::counter!("triad_slow_websockets_dropped_total").increment(1);
         }
     }
@@ -392,6 +495,13 @@ impl Hub {
     }
 }
 
+fn subscribe(inner: &mut Inner, id: ConnId, topic: &str) {
+    if let Some(conn) = inner.conns.get_mut(&id) {
+        conn.topics.insert(topic.to_owned());
+        inner.topics.entry(topic.to_owned()).or_default().insert(id);
+    }
+}
+
 fn remove_from_topic(inner: &mut Inner, topic: &str, id: ConnId) {
     if let Some(set) = inner.topics.get_mut(topic) {
         set.remove(&id);
@@ -412,8 +522,174 @@ fn drop_conn(inner: &mut Inner, id: ConnId) {
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
+    use triad_engine::{Address, Event, EventKind, MatchId};
+    use triad_rules::GameKind;
 
-    use super::frame_text;
+    use super::{Hub, RECENT_BYTES, RECENT_FRAMES, frame_text};
+    use crate::store::Encoded;
+
+    /// An event on match `id`'s topic: the one that creates the match (a queue joined), or a
+    /// later one (a challenge accepted: the hub does not look inside).
+    fn event(seq: u64, id: u64, creates: bool) -> Event {
+        let match_id = MatchId(id);
+        let kind = if creates {
+            EventKind::Queued {
+                match_id,
+                player: Address::from_bytes([7; 32]),
+                game: GameKind::TicTacToe,
+                stake: 0,
+            }
+        } else {
+            EventKind::ChallengeAccepted { match_id }
+        };
+        Event {
+            seq,
+            at_ms: seq,
+            kind,
+            applied: None,
+        }
+    }
+
+    fn publish(hub: &Hub, events: &[Event]) {
+        let encoded: Vec<Encoded<'_>> = events
+            .iter()
+            .map(|e| Encoded::new(e, vec![format!("match:{}", e.match_id().unwrap())]).unwrap())
+            .collect();
+        hub.publish(&encoded);
+    }
+
+    /// A connection's catch-up from the hub's memory: the seqs, or None (read the log).
+    fn catch_up(hub: &Hub, topic: &str, since: u64) -> Option<Vec<u64>> {
+        let id = hub.register(8).id;
+        let frames = hub.subscribe_from(id, topic, since);
+        hub.unregister(id);
+        frames.map(|f| f.into_iter().map(|(seq, _)| seq).collect())
+    }
+
+    #[test]
+    fn a_match_seen_from_its_start_is_caught_up_from_memory_and_no_other() {
+        let hub = Hub::default();
+        // Match 1 began before this node was there: only its later events are seen.
+        publish(
+            &hub,
+            &[
+                event(5, 1, false),
+                event(6, 2, true),
+                event(7, 1, false),
+                event(8, 2, false),
+            ],
+        );
+        assert_eq!(catch_up(&hub, "match:1", 0), None);
+        assert_eq!(catch_up(&hub, "match:2", 0), Some(vec![6, 8]));
+        assert_eq!(catch_up(&hub, "match:2", 6), Some(vec![8]));
+        assert_eq!(catch_up(&hub, "match:2", 8), Some(vec![]));
+        assert_eq!(catch_up(&hub, "match:3", 0), None);
+        // The frames are those a subscriber gets live, byte for byte.
+        let id = hub.register(8).id;
+        let frames = hub.subscribe_from(id, "match:2", 0).unwrap();
+        let expected = Encoded::new(&event(6, 2, true), vec![]).unwrap().json;
+        assert_eq!(frames[0].1.as_str(), frame_text("match:2", &expected));
+        // A rebuild of the engine forgets them all.
+        hub.forget_recent();
+        assert_eq!(catch_up(&hub, "match:2", 0), None);
+    }
+
+    #[test]
+    fn a_subscription_gets_every_frame_once_whether_remembered_or_queued() {
+        let hub = Hub::default();
+        publish(&hub, &[event(1, 1, true), event(2, 1, false)]);
+        let mut registration = hub.register(8);
+        assert_eq!(
+            hub.subscribe_from(registration.id, "match:1", 0)
+                .map(|f| f.len()),
+            Some(2)
+        );
+        publish(&hub, &[event(3, 1, false)]);
+        assert_eq!(registration.frames.try_recv().map(|f| f.seq).ok(), Some(3));
+        assert!(registration.frames.try_recv().is_err());
+    }
+
+    #[test]
+    fn a_match_with_too_many_frames_is_forgotten() {
+        let hub = Hub::default();
+        let mut events = vec![event(1, 1, true)];
+        events.extend((2..=RECENT_FRAMES as u64).map(|seq| event(seq, 1, false)));
+        publish(&hub, &events);
+        assert_eq!(
+            catch_up(&hub, "match:1", 0).map(|s| s.len()),
+            Some(RECENT_FRAMES)
+        );
+        publish(&hub, &[event(RECENT_FRAMES as u64 + 1, 1, false)]);
+        assert_eq!(catch_up(&hub, "match:1", 0), None);
+    }
+
+    #[test]
+    fn past_its_bytes_the_matches_that_began_first_are_forgotten_first() {
+        let hub = Hub::default();
+        let frame = frame_text(
+            "match:1",
+            &Encoded::new(&event(1, 1, true), vec![]).unwrap().json,
+        )
+        .len();
+        // Enough matches of one frame each to pass the bound by a few.
+        let count = RECENT_BYTES / frame + 3;
+        let events: Vec<Event> = (1..=count as u64).map(|id| event(id, id, true)).collect();
+        publish(&hub, &events);
+        assert_eq!(catch_up(&hub, "match:1", 0), None);
+        assert_eq!(
+            catch_up(&hub, &format!("match:{count}"), 0),
+            Some(vec![count as u64])
+        );
+        let inner = hub.lock();
+        assert!(inner.recent.bytes <= RECENT_BYTES);
+        assert_eq!(
+            inner.recent.bytes,
+            inner
+                .recent
+                .matches
+                .values()
+                .flatten()
+                .map(|(_, t)| t.len())
+                .sum::<usize>()
+        );
+    }
+
+    proptest! {
+        /// Whatever the order of matches and events, a catch-up from memory is exactly
+        /// what the log holds on the topic after `since`.
+        #[test]
+        fn a_catch_up_from_memory_is_the_log_after_since(
+            plan in proptest::collection::vec((0u64..6, any::<bool>()), 1..80),
+            since in 0u64..90,
+            forget_at in proptest::option::of(0usize..80),
+        ) {
+            let hub = Hub::default();
+            // Match ids are given in order: the first event naming a new id creates it.
+            let mut next = 1;
+            let mut log: Vec<Event> = Vec::new();
+            for (i, (pick, new)) in plan.into_iter().enumerate() {
+                let seq = i as u64 + 1;
+                let event = if new || next == 1 {
+                    next += 1;
+                    event(seq, next - 1, true)
+                } else {
+                    event(seq, 1 + pick % (next - 1), false)
+                };
+                publish(&hub, std::slice::from_ref(&event));
+                log.push(event);
+                if forget_at == Some(i) {
+                    hub.forget_recent();
+                }
+            }
+            for id in 1..next {
+                let topic = format!("match:{id}");
+                let expected: Vec<u64> = log.iter().filter(|e| e.match_id() == Some(MatchId(id)) && e.seq > since).map(|e| e.seq).collect();
+                if let Some(got) = catch_up(&hub, &topic, since) {
+                    prop_assert_eq!(got, expected);
+                }
+            }
+        }
+    }
 
     proptest! {
         /// The frame is JSON whose topic is the topic, whatever its characters, and whose

@@ -462,6 +462,21 @@ async fn a_reconnecting_client_catches_up_without_gaps_or_duplicates() {
     assert!(nothing.is_empty());
     assert_eq!(at, end);
     ws.close().await;
+
+    // The server saw the match begin: its three catch-ups came from memory, none from
+    // the log, and they were the log's all the same (above).
+    let page = api.metrics().await;
+    let catch_ups = |from: &str| {
+        let name = format!("triad_catch_ups_total{{from=\"{from}\"}} ");
+        page.lines()
+            .find_map(|l| l.strip_prefix(name.as_str()))
+            .map_or(0.0, |v| v.trim().parse::<f64>().unwrap())
+    };
+    assert_eq!(
+        (catch_ups("memory"), catch_ups("log")),
+        (3.0, 0.0),
+        "{page}"
+    );
 }
 
 /// The sum and count of a histogram (a Prometheus summary) on the metrics page.

@@ -27,6 +27,13 @@ impl Engine {
             "events apply in sequence, without gaps"
         );
         assert!(event.at_ms >= self.clock_ms, "time does not go backwards");
+        // Match ids are given in order: an id not given yet is new, and only the events
+        // that say they create a match bring one.
+        assert_eq!(
+            event.creates_match(),
+            event.match_id().filter(|id| id.0 >= self.next_match),
+            "an event creates a match exactly when it names a new one"
+        );
         let now = event.at_ms;
         // The match the event concerns is the only one whose clock deadline or open
         // challenge can change (a rematch also marks the finished match it follows, which

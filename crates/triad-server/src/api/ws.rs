@@ -529,6 +529,11 @@ async fn handle(
 /// again with that `seq` as `since` for the next page.
 pub const CATCH_UP_PAGE: u32 = 256;
 
+/// `triad_catch_ups_total{from}`: subscriptions' catch-ups, from the hub's memory of
+/// recent matches (`memory`) or from the database (`log`: the event log, or an agents'
+/// inbox table).
+pub const CATCH_UPS: &str = "triad_catch_ups_total";
+
 /// What a match topic's catch-up costs of the replay budget: about one game's events.
 const MATCH_CATCH_UP_COST: u32 = 32;
 
@@ -559,25 +564,37 @@ async fn subscribe(
         return Ok(Outcome::Reply(error_frame(&e, extra)));
     }
     // Subscribe first, then read the log: live frames that arrive meanwhile wait in the
-    // queue and are dropped as duplicates if the log already had them.
-    state.hub.subscribe(id, &topic);
+    // queue and are dropped as duplicates if the log already had them. A match this node
+    // saw begin is caught up from the hub's memory instead, at the same instant.
+    let remembered = state.hub.subscribe_from(id, &topic, last);
+    metrics::counter!(CATCH_UPS, "from" => if remembered.is_some() { "memory" } else { "log" })
+        .increment(1);
     // `apps:<address>` is the agents' inbox, numbered by message, not by event.
-    let page: Result<Vec<(u64, String)>, ApiError> = match crate::relay::topic_owner(&topic) {
-        Some(owner) => state
-            .relay
-            .frames(owner, last, CATCH_UP_PAGE)
-            .await
-            .map_err(ApiError::from),
-        None => state
-            .store
-            .topic_events(&topic, last, CATCH_UP_PAGE)
-            .await
-            .map(|rows| {
-                rows.into_iter()
-                    .map(|row| (row.seq, frame_text(&topic, &row.body)))
-                    .collect()
-            })
-            .map_err(ApiError::from),
+    let page: Result<Vec<(u64, Utf8Bytes)>, ApiError> = match remembered {
+        Some(frames) => Ok(frames),
+        None => match crate::relay::topic_owner(&topic) {
+            Some(owner) => state
+                .relay
+                .frames(owner, last, CATCH_UP_PAGE)
+                .await
+                .map(|frames| {
+                    frames
+                        .into_iter()
+                        .map(|(seq, text)| (seq, Utf8Bytes::from(text)))
+                        .collect()
+                })
+                .map_err(ApiError::from),
+            None => state
+                .store
+                .topic_events(&topic, last, CATCH_UP_PAGE)
+                .await
+                .map(|rows| {
+                    rows.into_iter()
+                        .map(|row| (row.seq, Utf8Bytes::from(frame_text(&topic, &row.body))))
+                        .collect()
+                })
+                .map_err(ApiError::from),
+        },
     };
     let page = page.inspect_err(|_| {
         // Not followed without its catch-up: the client subscribes again.
@@ -588,11 +605,7 @@ async fn subscribe(
     let mut last = last;
     for (seq, text) in page {
         last = seq;
-        if socket
-            .feed(Message::Text(Utf8Bytes::from(text)))
-            .await
-            .is_err()
-        {
+        if socket.feed(Message::Text(text)).await.is_err() {
             return Ok(Outcome::Gone);
         }
     }

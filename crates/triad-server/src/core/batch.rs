@@ -219,7 +219,7 @@ impl Batches {
             self.health
                 .set_storage(Some(StorageFault::Failing(error.to_string())));
             lock.close();
-            rebuild(&mut engine, &self.store, &self.health).await;
+            rebuild(&mut engine, &self.store, &self.health, &self.hub).await;
             drop(engine);
             let message = error.to_string();
             refuse(jobs, || CoreError::Storage(message.clone()));
@@ -227,7 +227,7 @@ impl Batches {
         }
         // Before the batch: no event of it, or after it, concerns an older match.
         let match_floor = engine.oldest_match_id().0;
-        let results = execute_batch(&mut engine, jobs, &self.store, &self.health).await;
+        let results = execute_batch(&mut engine, jobs, &self.store, &self.health, &self.hub).await;
         let (commit, encoded) = rows(&engine, &results, match_floor);
         let written = match encoded {
             Ok(()) => self.write(lock, &commit, jobs.len()).await,
@@ -336,7 +336,7 @@ impl Batches {
         } else {
             StorageFault::Failing(message.clone())
         }));
-        rebuild(&mut engine, &self.store, &self.health).await;
+        rebuild(&mut engine, &self.store, &self.health, &self.hub).await;
         drop(engine);
         refuse(jobs, || {
             if full {
@@ -421,6 +421,7 @@ async fn execute_batch(
     jobs: &[Job],
     store: &Store,
     health: &Health,
+    hub: &Hub,
 ) -> Vec<Result<Receipt, CoreError>> {
     let mut faults: Vec<Option<String>> = vec![None; jobs.len()];
     loop {
@@ -452,6 +453,6 @@ async fn execute_batch(
         );
         metrics::counter!("triad_engine_panics_total").increment(1);
         faults[i] = Some(fault);
-        rebuild(engine, store, health).await;
+        rebuild(engine, store, health, hub).await;
     }
 }

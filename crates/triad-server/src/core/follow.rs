@@ -60,11 +60,17 @@ pub(super) fn publish_read(hub: &Hub, events: &[(triad_engine::Event, Vec<String
 /// Rebuilds the engine from the database, retrying while the database fails. A log that
 /// cannot be replayed (corrupt) is returned instead: retrying cannot mend it. While it runs,
 /// the core cannot take commands, and `/healthz` says so.
+///
+/// The hub forgets the matches' frames it kept: the log may hold events it never
+/// published (a commit reported failed that was made), which a catch-up from its memory
+/// would then leave out.
 pub(super) async fn reload(
     engine: &mut Engine,
     store: &Store,
     health: &Health,
+    hub: &Hub,
 ) -> Result<(), StoreError> {
+    hub.forget_recent();
     let config = engine.config().clone();
     health.rebuilding.store(true, Ordering::SeqCst);
     let result = loop {
@@ -86,8 +92,8 @@ pub(super) async fn reload(
 
 /// [`reload`] in the core task: a log that cannot be replayed stops the core, loudly (the
 /// server then stops, as it would refuse to start on that log).
-pub(super) async fn rebuild(engine: &mut Engine, store: &Store, health: &Health) {
-    if let Err(error) = reload(engine, store, health).await {
+pub(super) async fn rebuild(engine: &mut Engine, store: &Store, health: &Health, hub: &Hub) {
+    if let Err(error) = reload(engine, store, health, hub).await {
         panic!("the event log cannot be replayed ({error}); the core stops");
     }
 }

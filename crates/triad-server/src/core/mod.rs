@@ -321,7 +321,9 @@ impl Core {
                     self.wake_ticker.notify_one();
                 }
                 Err(error) => {
-                    if let Err(corrupt) = reload(&mut guard, &self.store, &self.health).await {
+                    if let Err(corrupt) =
+                        reload(&mut guard, &self.store, &self.health, &self.hub).await
+                    {
                         tracing::error!(error = %corrupt, "the event log cannot be replayed");
                     }
                     return Err(error);
