@@ -183,6 +183,49 @@ test('a declined challenge and a withdrawn one leave both lists live', async () 
   await Promise.all([alice, bob].map((p) => p.context().close()));
 });
 
+test('a list of challenges read before a withdrawal and answered after it is not drawn', async () => {
+  // The read the challenge started is answered by the server at once but held on its way
+  // to the page until the read after the withdrawal has been answered: the older answer
+  // must not bring the withdrawn challenge back (nothing would take it away again).
+  const bob = await newPage(browser, server);
+  const bobAddress = await openLoggedIn(bob);
+  await bob.goto('/online');
+  await bob.locator('#challenge-opponent').waitFor();
+  const alice = await apiPlayer(server);
+  let release;
+  const held = new Promise((resolve) => (release = resolve));
+  // The first answer that has the challenge is held; `after` counts the answers without
+  // it that reach the page meanwhile.
+  let holding = false;
+  let staleDelivered = false;
+  let after = 0;
+  await bob.route('**/api/challenges', async (route) => {
+    if (route.request().method() !== 'GET') return route.continue();
+    const response = await route.fetch();
+    const listed = (await response.json()).incoming.length > 0;
+    if (listed && !holding) {
+      holding = true;
+      await held;
+      await route.fulfill({ response });
+      staleDelivered = true;
+      return;
+    }
+    await route.fulfill({ response });
+    if (holding && !listed) after++;
+  });
+  const created = await alice.call('POST', '/api/challenges', { opponent: bobAddress, game: 'tic-tac-toe', stake: '0', first: 'challenger' });
+  while (!holding) await bob.waitForTimeout(10);
+  await alice.call('POST', `/api/challenges/${created.match.id}/withdraw`);
+  while (after === 0) await bob.waitForTimeout(10);
+  release();
+  while (!staleDelivered) await bob.waitForTimeout(10);
+  await bob.evaluate(() => new Promise((resolve) => setTimeout(resolve, 200)));
+  assert.equal(await bob.locator('.challenge-row').count(), 0, 'the withdrawn challenge is not drawn again');
+  await bob.unrouteAll({ behavior: 'ignoreErrors' });
+  assert.deepEqual(bob.errors, []);
+  await bob.context().close();
+});
+
 test('a read of the match answered after my move does not bring back my turn', async () => {
   // The opponent's move makes the page read the match again; that read is answered by the
   // server at once but held on its way to the page until after my own move has been

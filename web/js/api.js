@@ -8,6 +8,26 @@
 
 import { syncClock } from './clock.js';
 
+/**
+ * For a read that is made again and again (on every live event): answers can arrive out
+ * of order, and one to an older read that arrives after a newer one's would draw the
+ * past. Call the returned function as each read sets out; what it returns says, once the
+ * answer is in, whether that answer is still the newest (and takes its place if so).
+ * @returns {() => () => boolean}
+ */
+export function newestOnly() {
+  let asked = 0;
+  let drawn = 0;
+  return () => {
+    const mine = ++asked;
+    return () => {
+      if (mine <= drawn) return false;
+      drawn = mine;
+      return true;
+    };
+  };
+}
+
 /** An API failure, in plain words. */
 export class ApiError extends Error {
   /**

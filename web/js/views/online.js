@@ -10,7 +10,7 @@
  * @module
  */
 
-import { api, ApiError, INSUFFICIENT_BALANCE } from '../api.js';
+import { api, ApiError, INSUFFICIENT_BALANCE, newestOnly } from '../api.js';
 import { every, serverNow } from '../clock.js';
 import { announce, h, ICONS, icon, replace, segmented, toast } from '../dom.js';
 import { formatAmount, formatCountdown, gameName, isAddress, notEnoughText, parseAmount, shortAddress } from '../format.js';
@@ -319,10 +319,15 @@ export function mount(root, ctx) {
     }
   }
 
+  const challengesRead = newestOnly();
   async function loadChallenges() {
     if (!myAddress()) return;
+    const newest = challengesRead();
     try {
-      challenges = await api('GET', '/api/challenges');
+      /** @type {{ incoming: MatchView[], outgoing: MatchView[] }} */
+      const answer = await api('GET', '/api/challenges');
+      if (!newest()) return;
+      challenges = answer;
     } catch (e) {
       if (!stopped) toast(e instanceof Error ? e.message : String(e), { kind: 'error' });
     }
@@ -330,7 +335,9 @@ export function mount(root, ctx) {
     renderDynamic();
   }
 
+  const lobbyRead = newestOnly();
   async function loadLobby() {
+    const newest = lobbyRead();
     try {
       /** @type {[{ matches: MatchView[] }, { matches: MatchView[] }, { matches: MatchView[] }]} */
       const [playing, ready, waiting] = await Promise.all([
@@ -339,7 +346,7 @@ export function mount(root, ctx) {
         api('GET', '/api/matches?status=waiting&limit=12', undefined, { auth: false }),
       ]);
       // Left meanwhile: drawing the boards now would follow their matches again.
-      if (stopped) return;
+      if (stopped || !newest()) return;
       liveMatches = [...ready.matches, ...playing.matches].filter((m) => m.origin !== 'computer').sort((a, b) => b.id - a.id);
       waits = waiting.matches.filter((m) => m.origin === 'queue');
       liveBoards.show(liveMatches);

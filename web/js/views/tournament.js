@@ -11,7 +11,7 @@
  * @module
  */
 
-import { api, newIdempotencyKey } from '../api.js';
+import { api, newestOnly, newIdempotencyKey } from '../api.js';
 import { every, serverNow, syncClock } from '../clock.js';
 import { h, ICONS, icon, replace } from '../dom.js';
 import { formatAmount, formatCountdown, formatWhen, gameName } from '../format.js';
@@ -74,11 +74,14 @@ export function mount(root, ctx) {
     ),
   );
 
+  const read = newestOnly();
   async function load() {
     const me = myAddress();
+    const newest = read();
     try {
       /** @type {TournamentView} */
       const v = await api('GET', `/api/tournaments/${id}?limit=200${me ? `&player=${me}` : ''}`, undefined, { auth: false });
+      if (!newest()) return;
       syncClock(v.now_ms);
       view = v;
       error = null;
