@@ -2,14 +2,15 @@
 // across reloads; the address the page computes with its own BLAKE2b is the one the
 // server names in its login challenge; export to a `triad keygen` key file and import
 // back; the Sui SDK's key vectors give the SDK's address and signatures; a damaged file is
-// refused in plain words; log out and in.
+// refused in plain words; log out and in; a ledger read answered after a newer one is not
+// drawn.
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 
-import { keyFromSeed, launchBrowser, newPage, openLoggedIn, ROOT, startServer } from '../lib/harness.mjs';
+import { COIN, keyFromSeed, launchBrowser, newPage, openLoggedIn, ROOT, startServer } from '../lib/harness.mjs';
 
 let server;
 let browser;
@@ -98,6 +99,41 @@ test('export a key file, import the Sui vector key and sign like the SDK, import
   assert.equal(await page.locator('.balance-chip').count(), 0);
   await page.getByRole('button', { name: 'Log in' }).click();
   await page.locator('.balance-chip').waitFor();
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+test('a ledger read before a deposit and answered after it is not drawn', async () => {
+  // The first read of the empty ledger is answered by the server at once but held on its
+  // way to the page until the read the deposit started has been drawn: the older answer
+  // must not take the deposit away again (no later event would bring it back).
+  const page = await newPage(browser, server);
+  let release;
+  const held = new Promise((resolve) => (release = resolve));
+  let holding = false;
+  let staleDelivered = false;
+  await page.route('**/api/ledger?limit=25*', async (route) => {
+    const response = await route.fetch();
+    if (!holding && (await response.json()).entries.length === 0) {
+      holding = true;
+      await held;
+      await route.fulfill({ response });
+      staleDelivered = true;
+      return;
+    }
+    await route.fulfill({ response });
+  });
+  const address = await openLoggedIn(page);
+  while (!holding) await page.waitForTimeout(10);
+  await server.deposit(address, 3n * COIN);
+  const rows = page.locator('.ledger-table tbody tr');
+  await rows.first().waitFor();
+  release();
+  while (!staleDelivered) await page.waitForTimeout(10);
+  await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 200)));
+  assert.equal(await rows.count(), 1, 'the deposit stays in the ledger');
+  assert.match(await rows.first().innerText(), /\+3/);
+  await page.unrouteAll({ behavior: 'ignoreErrors' });
   assert.deepEqual(page.errors, []);
   await page.context().close();
 });

@@ -23,7 +23,7 @@
  * @module
  */
 
-import { api, ApiError, onTokenRejected, setToken, settled } from './api.js';
+import { api, ApiError, newestOnly, onTokenRejected, setToken, settled } from './api.js';
 import { realtime } from './realtime.js';
 import { addressOf, loadOrCreateWallet, signText, storeWallet, walletSupport } from './wallet.js';
 import { connectWallet, disconnectWallet, onWalletChange, signPersonalMessage, startWalletStandard } from './walletstandard.js';
@@ -449,16 +449,20 @@ export async function switchWallet(wallet) {
   await login();
 }
 
+const meRead = newestOnly();
+
 /** Reloads `GET /api/me` (balance, active match, stats). */
 export async function refreshMe() {
   const asked = currentToken;
   // Logged out (or between two logins): the server would only answer 401.
   if (asked === null) throw new ApiError('You are not logged in: log in and try again.', { name: 'logged_out' });
+  const newest = meRead();
   /** @type {MeView} */
   const me = await api('GET', '/api/me');
   // An answer for a token the page has since let go (a logout, a wallet dropped) is stale:
-  // keeping it would show that account's money under no login.
-  if (currentToken !== asked) return me;
+  // keeping it would show that account's money under no login. An answer to an earlier read
+  // that arrives after a later one's would bring back an older balance.
+  if (currentToken !== asked || !newest()) return me;
   session.me = me;
   changed();
   return me;

@@ -9,7 +9,7 @@
  * @module
  */
 
-import { api } from '../api.js';
+import { api, newestOnly } from '../api.js';
 import { h, replace, segmented } from '../dom.js';
 import { competitionRanks } from '../format.js';
 import { playerLabel } from '../identity.js';
@@ -53,13 +53,18 @@ export function mount(root, ctx) {
     ),
   );
 
+  const read = newestOnly();
   async function load() {
+    const newest = read();
     try {
       /** @type {{ players: PlayerView[] }} */
       const result = await api('GET', `/api/leaderboard?by=${by}&limit=50`, undefined, { auth: false });
+      // A tab clicked, or a live event, since this read was asked: its answer is not the newest.
+      if (!newest()) return;
       players = result.players;
       error = null;
     } catch (e) {
+      if (!newest()) return;
       error = e instanceof Error ? e.message : String(e);
     }
     render();

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { api } from '../api.js';
+import { api, newestOnly } from '../api.js';
 import { copyButton, h, ICONS, icon, replace } from '../dom.js';
 import { formatAmount, formatWhen, gameName, isAddress, shortAddress } from '../format.js';
 import { botBadge, identicon, rememberProfile } from '../identity.js';
@@ -44,19 +44,23 @@ export function mount(root, ctx) {
     ),
   );
 
+  const read = newestOnly();
   async function load() {
     if (!isAddress(address)) return render();
+    const newest = read();
     try {
       /** @type {[PlayerView, { matches: MatchView[] }]} */
       const [p, page] = await Promise.all([
         api('GET', `/api/players/${address}`, undefined, { auth: false }),
         api('GET', `/api/matches?player=${address}&limit=10`, undefined, { auth: false }),
       ]);
+      if (!newest()) return;
       player = p;
       rememberProfile(address, { name: p.name ?? null, bot: p.bot === true });
       recent = page.matches;
       error = null;
     } catch (e) {
+      if (!newest()) return;
       error = e instanceof Error ? e.message : String(e);
     }
     render();

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { api, newIdempotencyKey } from '../api.js';
+import { api, newestOnly, newIdempotencyKey } from '../api.js';
 import { every, serverNow } from '../clock.js';
 import { h, ICONS, icon, replace, segmented } from '../dom.js';
 import { formatAmount, formatCountdown, formatWhen, gameName, parseAmount } from '../format.js';
@@ -88,17 +88,21 @@ export function mount(root, ctx) {
     ),
   );
 
+  const read = newestOnly();
   async function load() {
+    const newest = read();
     try {
       /** @type {[{ tournaments: TournamentSummary[] }, { tournaments: TournamentSummary[] }]} */
       const [o, f] = await Promise.all([
         api('GET', '/api/tournaments?phase=open&limit=50', undefined, { auth: false }),
         api('GET', '/api/tournaments?phase=finished&limit=10', undefined, { auth: false }),
       ]);
+      if (!newest()) return;
       open = o.tournaments;
       finished = f.tournaments;
       error = null;
     } catch (e) {
+      if (!newest()) return;
       error = e instanceof Error ? e.message : String(e);
     }
     render();

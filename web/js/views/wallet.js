@@ -7,7 +7,7 @@
  * @module
  */
 
-import { api, ApiError, INSUFFICIENT_BALANCE } from '../api.js';
+import { api, ApiError, INSUFFICIENT_BALANCE, newestOnly } from '../api.js';
 import { announce, copyButton, h, ICONS, icon, replace, toast } from '../dom.js';
 import { formatAmount, isAddress, notEnoughText, parseAmount } from '../format.js';
 import { playerLabel, rememberProfile } from '../identity.js';
@@ -384,14 +384,20 @@ export function mount(root) {
     );
   }
 
+  const ledgerRead = newestOnly();
   async function loadLedger(more = false) {
     if (!session.me) return;
+    const newest = ledgerRead();
     try {
       /** @type {{ balance: string, entries: LedgerEntry[], next_before: number | null }} */
       const page = await api('GET', `/api/ledger?limit=25${more && nextBefore ? `&before=${nextBefore}` : ''}`);
+      // A read asked before another one (a live event, a click on "more") was drawn: drawing
+      // it now would bring back the older page.
+      if (!newest()) return;
       entries = more && entries ? [...entries, ...page.entries] : page.entries;
       nextBefore = page.next_before;
     } catch (e) {
+      if (!newest()) return;
       toast(e instanceof Error ? e.message : String(e), { kind: 'error' });
     }
     renderLedger();
