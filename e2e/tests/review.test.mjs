@@ -43,9 +43,15 @@ test('a finished match is stepped through, each move judged', async () => {
   const second = page.locator('.review-moves .move-btn').nth(2);
   assert.equal((await second.innerText()).replace(/\s+/g, ''), '2.O4?');
   assert.match(await second.getAttribute('class'), /is-mistake/);
+  // O's second move, O5, loses sooner than the block at 3: an inaccuracy.
+  const fourth = page.locator('.review-moves .move-btn').nth(4);
+  assert.equal((await fourth.innerText()).replace(/\s+/g, ''), '4.O5?!');
+  assert.match(await fourth.getAttribute('class'), /is-inaccuracy/);
+  // Accuracy: the share of moves that kept the value; none of O's did.
   const accuracy = await page.locator('.review-accuracy .stat').allInnerTexts();
   assert.match(accuracy[0], /100%/);
-  assert.match(accuracy[1], /1 mistake/);
+  assert.match(accuracy[1], /^0%/);
+  assert.match(accuracy[1], /1 mistake, 1 inaccuracy/);
   await screenshot(page, 'review-desktop');
 
   // Keys: Home, then right arrow twice; the address follows the move shown.

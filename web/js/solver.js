@@ -163,12 +163,13 @@ export function reviewOf(game, moves) {
   /** @param {'first' | 'second'} who */
   const record = (who) => {
     const mine = plies.filter((p) => p.player === who);
-    const mistakes = mine.filter((p) => p.judgement === 'mistake').length;
+    const best = mine.filter((p) => p.judgement === 'best').length;
     return {
       moves: mine.length,
-      mistakes,
+      mistakes: mine.filter((p) => p.judgement === 'mistake').length,
       inaccuracies: mine.filter((p) => p.judgement === 'inaccuracy').length,
-      percent: mine.length ? Math.round(((mine.length - mistakes) / mine.length) * 1000) / 10 : null,
+      // The share of moves that kept the value (verdict and distance), as the server's review.
+      percent: mine.length ? Math.round((best / mine.length) * 1000) / 10 : null,
     };
   };
   return { game, start: positionValue('first', valueOf(game, '---------')), plies, accuracy: { first: record('first'), second: record('second') } };

@@ -42,6 +42,9 @@ async fn a_finished_match_is_reviewed_move_by_move() {
         .collect();
     assert_eq!(judgements[0], "best");
     assert_eq!(judgements[1], "mistake");
+    assert_eq!(judgements[2], "best");
+    // O5 loses sooner than the block at 3 would: the loss is kept, its distance is not.
+    assert_eq!(judgements[3], "inaccuracy");
     assert_eq!(judgements[4], "best");
     // O's mistake: the best was a draw (the centre), the move played loses.
     assert_eq!(plies[1]["best_value"]["verdict"], "draw");
@@ -60,7 +63,10 @@ async fn a_finished_match_is_reviewed_move_by_move() {
     assert_eq!(plies[4]["board"], "XXXOO----");
     assert_eq!(review["accuracy"]["first"]["percent"], 100.0);
     assert_eq!(review["accuracy"]["second"]["mistakes"], 1);
+    assert_eq!(review["accuracy"]["second"]["inaccuracies"], 1);
     assert_eq!(review["accuracy"]["second"]["moves"], 2);
+    // Neither of O's moves kept the value.
+    assert_eq!(review["accuracy"]["second"]["percent"], 0.0);
 
     // The same moves reviewed without the match give the same plies.
     let r = server
@@ -178,12 +184,101 @@ async fn a_review_link_has_a_preview_of_the_board_at_its_move() {
         .await
         .expect(200);
 
-    // A match that is not over, or not there: the plain page, which says so itself.
-    for path in ["/review/999", "/review/abc", "/review"] {
+    // A local game's share link: the same preview, from its moves alone.
+    let r = server
+        .get("/review?game=tic-tac-toe&moves=X1,O4,X2,O5,X3&ply=2")
+        .header("accept", "text/html")
+        .send()
+        .await;
+    r.expect(200);
+    let page = &r.text;
+    assert!(
+        page.contains("<title>Tic-tac-toe · a game to review · Triad</title>"),
+        "{page}"
+    );
+    assert!(
+        page.contains(
+            r#"<meta property="og:image" content="/api/boards/tic-tac-toe/X--O-----.png?last=4">"#
+        ),
+        "{page}"
+    );
+    assert!(
+        page.contains("X won in 5 moves. Accuracy: X 100%, O 0%. Move 2: O4 (mistake)."),
+        "{page}"
+    );
+    assert!(
+        page.contains(r#"content="/review?game=tic-tac-toe&amp;moves=X1,O4,X2,O5,X3&amp;ply=2""#),
+        "{page}"
+    );
+    // SOS, unfinished, shown at its end.
+    let r = server
+        .get("/review?game=sos&moves=S5,O1")
+        .header("accept", "text/html")
+        .send()
+        .await;
+    assert!(
+        r.text
+            .contains(r#"content="/api/boards/sos/O---S----.png?last=1""#),
+        "{}",
+        r.text
+    );
+    assert!(r.text.contains("2 moves; the game goes on."), "{}", r.text);
+
+    // A match that is not over, or not there, or moves that are not a game (or none): the
+    // plain page, which says so itself.
+    for path in [
+        "/review/999",
+        "/review/abc",
+        "/review",
+        "/review?game=sos&moves=X5",
+        "/review?game=chess&moves=X5",
+        "/review?moves=X1,O1",
+    ] {
         let r = server.get(path).header("accept", "text/html").send().await;
         assert!(!r.text.contains("og:image"), "{path}");
         assert!(r.text.contains("/js/main.js"), "{path}");
     }
+    server.stop().await;
+}
+
+/// With a public address configured, a preview's addresses are absolute, as link previews
+/// need them.
+#[tokio::test]
+async fn a_review_link_names_absolute_addresses_under_the_public_url() {
+    let server =
+        Server::start_with(|args| args.public_url = Some("https://triad.example/".to_owned()))
+            .await;
+    let (x, o) = (server.user().await, server.user().await);
+    let id = server.challenge_accepted(&x, &o, 0).await;
+    server.x_wins(&x, &o, id).await.expect(201);
+    let r = server
+        .get(&format!("/review/{id}?ply=1"))
+        .header("accept", "text/html")
+        .send()
+        .await;
+    let page = &r.text;
+    assert!(
+        page.contains(r#"<meta property="og:image" content="https://triad.example/api/boards/tic-tac-toe/X--------.png?last=1">"#),
+        "{page}"
+    );
+    assert!(
+        page.contains(&format!(
+            r#"content="https://triad.example/review/{id}?ply=1""#
+        )),
+        "{page}"
+    );
+    let r = server
+        .get("/review?moves=X5")
+        .header("accept", "text/html")
+        .send()
+        .await;
+    assert!(
+        r.text.contains(
+            r#"content="https://triad.example/api/boards/tic-tac-toe/----X----.png?last=5""#
+        ),
+        "{}",
+        r.text
+    );
     server.stop().await;
 }
 

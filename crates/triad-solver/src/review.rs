@@ -9,8 +9,9 @@
 //!   loss that comes sooner) than the best move's;
 //! - every other move is **best**: it has the position's value exactly.
 //!
-//! A player's accuracy is the share of their moves that kept the position's verdict (every
-//! move that is not a mistake), as Lichess shows one per side.
+//! A player's accuracy is the share of their moves that kept the position's value: its
+//! verdict and its distance, so every best move and no inaccuracy or mistake. It is shown
+//! one per side, as Lichess does.
 //!
 //! ```
 //! use triad_rules::{GameKind, Move, Cell, Mark};
@@ -67,10 +68,11 @@ impl Judgement {
         }
     }
 
-    /// Whether the move kept the position's verdict (counts toward accuracy).
+    /// Whether the move kept the position's value, verdict and distance (counts toward
+    /// accuracy): only a best move does.
     #[must_use]
-    pub const fn kept_result(self) -> bool {
-        !matches!(self, Judgement::Mistake)
+    pub const fn kept_value(self) -> bool {
+        matches!(self, Judgement::Best)
     }
 }
 
@@ -194,8 +196,8 @@ impl Review {
         }
     }
 
-    /// The share of `player`'s moves that kept the position's verdict, from 0 to 1; `None`
-    /// when they made no move.
+    /// The share of `player`'s moves that kept the position's value (its best moves), from 0
+    /// to 1; `None` when they made no move.
     #[must_use]
     pub fn accuracy(&self, player: Player) -> Option<f64> {
         let (kept, made) = self
@@ -203,7 +205,7 @@ impl Review {
             .iter()
             .filter(|p| p.player == player)
             .fold((0u32, 0u32), |(kept, made), p| {
-                (kept + u32::from(p.judgement.kept_result()), made + 1)
+                (kept + u32::from(p.judgement.kept_value()), made + 1)
             });
         (made > 0).then(|| f64::from(kept) / f64::from(made))
     }
@@ -302,6 +304,33 @@ mod tests {
         assert_eq!(Judgement::of(draw(8), loss(2)), Judgement::Mistake);
         assert_eq!(Judgement::of(loss(6), loss(6)), Judgement::Best);
         assert_eq!(Judgement::of(loss(6), loss(2)), Judgement::Inaccuracy);
+    }
+
+    #[test]
+    fn accuracy_counts_only_the_moves_that_kept_the_value() {
+        // X1 O4 (a mistake) X2 O5 (an inaccuracy: the loss comes sooner than after O3) X3.
+        let moves = [
+            mv(0, Mark::X),
+            mv(3, Mark::O),
+            mv(1, Mark::X),
+            mv(4, Mark::O),
+            mv(2, Mark::X),
+        ];
+        let review = Review::of(GameKind::TicTacToe, &moves).unwrap();
+        let judged: Vec<Judgement> = review.plies.iter().map(|p| p.judgement).collect();
+        assert_eq!(
+            judged,
+            [
+                Judgement::Best,
+                Judgement::Mistake,
+                Judgement::Best,
+                Judgement::Inaccuracy,
+                Judgement::Best
+            ]
+        );
+        assert_eq!(review.accuracy(Player::First), Some(1.0));
+        assert_eq!(review.accuracy(Player::Second), Some(0.0));
+        assert_eq!(review.count(Player::Second, Judgement::Inaccuracy), 1);
     }
 
     #[test]

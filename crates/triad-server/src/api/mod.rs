@@ -500,8 +500,10 @@ pub fn router(state: ApiState) -> Router {
     let (router, _) = routes();
     // The MCP server: not a REST resource, so not in the OpenAPI document.
     let router = router.merge(mcp::routes(&state));
-    // The review page with its link preview: a page of the web app, not in the document.
-    let router = router.route("/review/{id}", axum::routing::get(review::review_page));
+    // The review pages with their link previews: pages of the web app, not in the document.
+    let router = router
+        .route("/review/{id}", axum::routing::get(review::review_page))
+        .route("/review", axum::routing::get(review::moves_page));
     let timeout = Duration::from_millis(state.settings.request_timeout_ms);
     // One semaphore for the whole server: `Router::layer` builds a layer per route, so a
     // plain concurrency limit would count each route on its own.

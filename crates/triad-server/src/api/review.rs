@@ -12,6 +12,8 @@
 //!   (`crate::picture`), with `?last=` the square of the last move.
 //! - `GET /review/{id}?ply=N` (not in the OpenAPI document: a page): the web app's page with
 //!   Open Graph tags that name the match and show the board after ply N.
+//! - `GET /review?game=sos&moves=S5,O1&ply=N` (a page too): the same for any moves, the
+//!   share link of a local game.
 
 use axum::{
     Json,
@@ -21,7 +23,7 @@ use axum::{
 };
 use serde::{Deserialize, Serialize};
 use triad_engine::{EndReason, Match, MatchId, Phase};
-use triad_rules::{AnyGame, Cell, GameKind, Mark, Move, Player};
+use triad_rules::{AnyGame, Cell, GameKind, Mark, Move, Outcome, Player};
 use triad_solver::{Judgement, Review, Value, winner_with_best_play};
 use utoipa::{IntoParams, ToSchema};
 
@@ -111,8 +113,8 @@ pub struct AccuracyView {
     pub mistakes: u8,
     /// Moves that kept the result but not its distance.
     pub inaccuracies: u8,
-    /// The share of moves that kept the position's result, in percent (one decimal); null
-    /// with no moves.
+    /// The share of moves that kept the position's value (verdict and distance: the best
+    /// moves), in percent (one decimal); null with no moves.
     pub percent: Option<f64>,
 }
 
@@ -397,24 +399,82 @@ pub async fn review_page(
     let Some((m, review)) = found else {
         return web::serve(&method, &uri, &headers);
     };
-    let ply = query
-        .ply
-        .and_then(|p| p.parse::<usize>().ok())
-        .map_or(review.plies.len(), |p| p.min(review.plies.len()));
-    let position = review.position(ply);
-    let last = ply.checked_sub(1).map(|i| review.plies[i].mv.cell);
+    let ply = ply_of(query.ply.as_deref(), &review);
     let base = state.settings.public_url.trim_end_matches('/');
-    let mut image = format!("{base}/api/boards/{}/{position}.png", review.kind.name());
-    if let Some(cell) = last {
-        image.push_str(&format!("?last={}", cell.square()));
-    }
     let preview = Preview {
         title: format!("{} · match {} · Triad", game_title(review.kind), m.id.0),
-        description: describe(&m, &review, ply),
-        image,
+        description: describe(ended(&m, &review), &review, ply),
+        image: board_at(base, &review, ply),
         url: format!("{base}/review/{}?ply={ply}", m.id.0),
     };
     web::page_with_preview(&method, &headers, &preview)
+}
+
+/// The moves of a review link that is not a match's: a local game's, or any shared one's.
+#[derive(Debug, Deserialize)]
+pub struct MovesPageQuery {
+    /// `tic-tac-toe` (when absent, as the page reads it) or `sos`.
+    pub game: Option<String>,
+    /// The moves from the empty board, as `GET /api/review/{game}` reads them; without
+    /// them, the page has no preview.
+    pub moves: Option<String>,
+    /// The number of moves to show, from 0.
+    pub ply: Option<String>,
+}
+
+/// `GET /review?game=…&moves=…&ply=N`: the web app's page, with a link preview of those
+/// moves (a local game's share link): the board after ply N, the result, each side's
+/// accuracy. Moves that are not a game get the plain page, which says what is wrong.
+pub async fn moves_page(
+    State(state): State<ApiState>,
+    Query(query): Query<MovesPageQuery>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Result<Response, web::NotServed> {
+    // No moves at all is the page's own import screen, not a game to preview.
+    let reviewed = query.moves.as_deref().and_then(|moves| {
+        let kind = game_kind(query.game.as_deref().unwrap_or("tic-tac-toe")).ok()?;
+        Review::of(kind, &parse_moves(moves).ok()?).ok()
+    });
+    let Some(review) = reviewed else {
+        return web::serve(&method, &uri, &headers);
+    };
+    let ply = ply_of(query.ply.as_deref(), &review);
+    let base = state.settings.public_url.trim_end_matches('/');
+    let moves: Vec<String> = review
+        .plies
+        .iter()
+        .map(|p| format!("{}{}", p.mv.mark.char(), p.mv.cell.square()))
+        .collect();
+    let preview = Preview {
+        title: format!("{} · a game to review · Triad", game_title(review.kind)),
+        description: describe(ended_by_rules(&review), &review, ply),
+        image: board_at(base, &review, ply),
+        url: format!(
+            "{base}/review?game={}&moves={}&ply={ply}",
+            review.kind.name(),
+            moves.join(",")
+        ),
+    };
+    web::page_with_preview(&method, &headers, &preview)
+}
+
+/// The ply a link asks for, within the game; the last when it asks for none (or nonsense).
+fn ply_of(asked: Option<&str>, review: &Review) -> usize {
+    asked
+        .and_then(|p| p.parse::<usize>().ok())
+        .map_or(review.plies.len(), |p| p.min(review.plies.len()))
+}
+
+/// The address of the picture of the board after `ply`, with its last move marked.
+fn board_at(base: &str, review: &Review, ply: usize) -> String {
+    let position = review.position(ply);
+    let mut image = format!("{base}/api/boards/{}/{position}.png", review.kind.name());
+    if let Some(i) = ply.checked_sub(1) {
+        image.push_str(&format!("?last={}", review.plies[i].mv.cell.square()));
+    }
+    image
 }
 
 fn game_title(kind: GameKind) -> &'static str {
@@ -424,10 +484,10 @@ fn game_title(kind: GameKind) -> &'static str {
     }
 }
 
-/// One line about the match for a link preview: how it ended and the move shown.
-fn describe(m: &Match, review: &Review, ply: usize) -> String {
+/// How a match ended, in a sentence (empty while it is in play).
+fn ended(m: &Match, review: &Review) -> String {
     let n = review.plies.len();
-    let ended = match m.result.as_ref().map(|r| (r.reason, r.winner)) {
+    match m.result.as_ref().map(|r| (r.reason, r.winner)) {
         Some((EndReason::Win, Some(winner))) => {
             format!("{} won in {n} moves.", side(m.game(), winner))
         }
@@ -441,11 +501,28 @@ fn describe(m: &Match, review: &Review, ply: usize) -> String {
         Some((EndReason::Draw, None)) => format!("Drawn in {n} moves."),
         Some((reason, None)) => format!("Ended ({}) after {n} moves.", reason.name()),
         None => String::new(),
-    };
+    }
+}
+
+/// How a list of moves ended by the rules alone.
+fn ended_by_rules(review: &Review) -> String {
+    let n = review.plies.len();
+    match review.position(n).outcome() {
+        Some(Outcome::Win { winner, .. }) => {
+            format!("{} won in {n} moves.", side(review.kind, winner))
+        }
+        Some(Outcome::Draw) => format!("Drawn in {n} moves."),
+        None => format!("{n} moves; the game goes on."),
+    }
+}
+
+/// One line about a game for a link preview: how it ended, each side's accuracy and the
+/// move shown.
+fn describe(ended: String, review: &Review, ply: usize) -> String {
     let accuracy = [Player::First, Player::Second]
         .map(|p| match review.accuracy(p) {
-            Some(a) => format!("{} {:.0}%", side(m.game(), p), a * 100.0),
-            None => format!("{} -", side(m.game(), p)),
+            Some(a) => format!("{} {:.0}%", side(review.kind, p), a * 100.0),
+            None => format!("{} -", side(review.kind, p)),
         })
         .join(", ");
     let shown = if ply == 0 {
