@@ -651,4 +651,45 @@ async fn four_agents_play_a_swiss_tournament_to_its_end() {
     assert!(standings.iter().all(|s| s["player"]["bot"] == true));
     let winner = t["winner"].as_str().unwrap();
     assert_eq!(player(&server, winner).await["tournament_wins"], 1);
+
+    // Every move the agents made is signed by its agent: each of the winner's games has a
+    // transcript that `triad verify` checks with all of its moves signed by their players.
+    let games = server
+        .api
+        .get(&format!("/api/matches?player={winner}&limit=10"), None)
+        .await
+        .ok();
+    let games = games["matches"].as_array().unwrap();
+    assert_eq!(games.len(), 3, "one game a round: {games:?}");
+    let mut signed = 0;
+    for game in games {
+        let id = game["id"].as_u64().unwrap().to_string();
+        let file = dir.path().join(format!("transcript-{id}.json"));
+        let file = file.to_str().unwrap();
+        let base = server.api.base.as_str();
+        let key = dir.path().join("ann.json");
+        let fetched = triad(&server, &key)
+            .args(["transcript", &id, "--server", base, "-o", file])
+            .output()
+            .unwrap();
+        assert!(fetched.status.success(), "{fetched:?}");
+        let verified = triad(&server, &key)
+            .args(["verify", file, "--server", base])
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&verified.stdout);
+        assert!(verified.status.success(), "{verified:?}");
+        let line = out
+            .lines()
+            .find(|l| l.contains("moves signed by their players"))
+            .unwrap_or_else(|| panic!("match {id}: {out}"));
+        let counts: Vec<u32> = line
+            .split_whitespace()
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        assert_eq!(counts.len(), 2, "{line}");
+        assert_eq!(counts[0], counts[1], "match {id}: {line}");
+        signed += counts[0];
+    }
+    assert!(signed >= 5, "moves were made, and signed: {signed}");
 }

@@ -159,6 +159,34 @@ impl Client {
         &self.server
     }
 
+    /// The id of the server's transcript key (`/.well-known/triad-transcript-key`), which
+    /// every move signature names.
+    pub(crate) async fn transcript_key_id(&mut self) -> anyhow::Result<String> {
+        let key = self.get("/.well-known/triad-transcript-key").await?;
+        key["key_id"]
+            .as_str()
+            .map(str::to_owned)
+            .with_context(|| format!("{} publishes no transcript key id", self.server))
+    }
+
+    /// My signature of a move (`triad-move/v1`, docs/transcript.md), as the body's
+    /// `signature`: the match's transcript then proves the move was mine.
+    pub(crate) fn move_signature(
+        &self,
+        server_key_id: &str,
+        match_id: u64,
+        seq: u8,
+        cell: u8,
+        mark: char,
+    ) -> Value {
+        let text =
+            triad_identity::move_message(server_key_id, match_id, seq, cell, mark, &self.address());
+        json!({
+            "public_key": self.key.public_key_hex(),
+            "signature": triad_identity::sign_ed25519(self.key.signing_key(), text.as_bytes()),
+        })
+    }
+
     /// One request, with the JSON answer or the server's refusal. Logs in again once when
     /// the token has expired.
     async fn request(

@@ -4,7 +4,8 @@
 //! It follows the tournament through the API: its own row and game
 //! (`GET /api/tournaments/{id}?player=…`), the game's position (`GET /api/matches/{id}`),
 //! and a move whenever it is to move (`POST /api/matches/{id}/moves`, chosen by the solver
-//! at the agent's strength). A move the server refuses because the board moved on (a stale
+//! at the agent's strength, and signed with the agent's key so that the game's transcript
+//! proves the move was its own). A move the server refuses because the board moved on (a stale
 //! `seq`, the clock) is dropped: the next look at the game decides again.
 
 use std::time::Duration;
@@ -43,6 +44,8 @@ pub(super) async fn play(
         }
         Err(e) => return Err(e).with_context(|| format!("cannot enter tournament {id}")),
     }
+    // Every move is signed for this server's transcript key.
+    let key_id = client.transcript_key_id().await?;
     let mut moves = 0u32;
     loop {
         let t = match client
@@ -67,7 +70,9 @@ pub(super) async fn play(
         }
         let game = t["me"]["match_id"].as_u64();
         let moved = match game {
-            Some(match_id) => move_if_my_turn(client, match_id, &me, strength, rng).await?,
+            Some(match_id) => {
+                move_if_my_turn(client, &key_id, match_id, &me, strength, rng).await?
+            }
             None => false,
         };
         if moved {
@@ -81,6 +86,7 @@ pub(super) async fn play(
 /// Makes a move in match `match_id` when it is `me`'s turn; whether one was made.
 async fn move_if_my_turn(
     client: &mut Client,
+    key_id: &str,
     match_id: u64,
     me: &str,
     strength: Strength,
@@ -107,10 +113,18 @@ async fn move_if_my_turn(
         return Ok(false);
     };
     let seq = m["seq"].as_u64().unwrap_or(0) + 1;
+    let signature = client.move_signature(
+        key_id,
+        match_id,
+        u8::try_from(seq).context("a match has at most nine moves")?,
+        mv.cell.index(),
+        mv.mark.char(),
+    );
     let body = json!({
         "seq": seq,
         "cell": mv.cell.index(),
         "mark": mv.mark.char().to_string(),
+        "signature": signature,
     });
     match client
         .post(&format!("/api/matches/{match_id}/moves"), &body)
