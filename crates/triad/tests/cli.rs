@@ -376,3 +376,88 @@ fn a_key_file_others_can_read_is_refused_with_the_command_that_fixes_it() {
     assert!(fixed.status.success(), "{}", stderr(&fixed));
     assert_eq!(stdout(&fixed).trim(), address);
 }
+
+/// Runs `triad` with standard input and standard error on a pseudo-terminal (as a person at
+/// a terminal runs it), typing `typed` there; its standard output and what the terminal
+/// showed.
+#[cfg(unix)]
+fn triad_at_a_terminal(args: &[&str], typed: &str) -> (Output, String) {
+    use std::io::Read as _;
+
+    use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
+
+    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).expect("a pseudo-terminal");
+    grantpt(&master).unwrap();
+    unlockpt(&master).unwrap();
+    let name = ptsname(&master, Vec::new()).unwrap();
+    let terminal = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(name.to_str().unwrap())
+        .unwrap();
+    let mut master = std::fs::File::from(master);
+    // The line is in the terminal's buffer before the question: read when it is asked.
+    master.write_all(typed.as_bytes()).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_triad"))
+        .args(args)
+        .stdin(terminal.try_clone().unwrap())
+        .stdout(Stdio::piped())
+        .stderr(terminal)
+        .output()
+        .expect("the triad binary runs");
+    // Every end of the terminal is closed now: the master reads what was shown, then fails
+    // (EIO on Linux) instead of waiting.
+    let mut shown = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while let Ok(n @ 1..) = master.read(&mut chunk) {
+        shown.extend_from_slice(&chunk[..n]);
+    }
+    (output, String::from_utf8_lossy(&shown).into_owned())
+}
+
+#[cfg(unix)]
+#[test]
+fn at_a_terminal_a_key_file_others_can_read_is_made_private_once_the_user_agrees() {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    let dir = tempfile::tempdir().unwrap();
+    let key_file = dir.path().join("triad-key.json");
+    let path = key_file.to_str().unwrap();
+    let made = triad(&["keygen", "--key-file", path], "");
+    assert!(made.status.success(), "{}", stderr(&made));
+    let address = stdout(&made).trim().to_owned();
+    std::fs::set_permissions(&key_file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let mode = || std::fs::metadata(&key_file).unwrap().permissions().mode() & 0o777;
+
+    // The question, answered no (as Enter alone does): refused with the advice, unchanged.
+    let (refused, shown) = triad_at_a_terminal(&["whoami", "--key-file", path], "\n");
+    assert!(!refused.status.success(), "{shown}");
+    assert!(
+        shown.contains(&format!(
+            "The key file {path} can be read by other users (mode 644)."
+        )),
+        "{shown}"
+    );
+    assert!(
+        shown.contains(&format!("as `chmod 600 {path}` does? [y/N]")),
+        "{shown}"
+    );
+    assert!(shown.contains(&format!("chmod 600 {path}")), "{shown}");
+    assert!(stdout(&refused).is_empty());
+    assert_eq!(mode(), 0o644, "no is no");
+
+    // Answered yes: the mode is fixed, it says so, and the key is read.
+    let (fixed, shown) = triad_at_a_terminal(&["whoami", "--key-file", path], "y\n");
+    assert!(fixed.status.success(), "{shown}");
+    assert!(
+        shown.contains(&format!("{path} is now private (mode 600).")),
+        "{shown}"
+    );
+    assert_eq!(stdout(&fixed).trim(), address);
+    assert_eq!(mode(), 0o600);
+
+    // From then on, no question.
+    let (again, shown) = triad_at_a_terminal(&["whoami", "--key-file", path], "");
+    assert!(again.status.success(), "{shown}");
+    assert!(!shown.contains("[y/N]"), "{shown}");
+}
