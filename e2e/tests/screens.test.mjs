@@ -114,6 +114,11 @@ test('every screen at 1280, 390 and 320 px', async () => {
     await page.locator('.result-money').waitFor();
     await page.waitForTimeout(400);
     await screenshot(page, `${size}-match-won`);
+    // The result and the whole board, with its winning line, on the first screen (above a
+    // phone's bottom navigation).
+    const won = await page.locator('.board').boundingBox();
+    const navTop = viewport.width <= 640 ? (await page.locator('.nav').boundingBox()).y : viewport.height;
+    assert.ok(won.y + won.height <= navTop, `${size}: the won board ends at ${won.y + won.height}px, under the navigation at ${navTop}px`);
 
     // Watching a live match.
     await page.goto(`/match/${liveId}`);
