@@ -1,6 +1,6 @@
 // Offline play: the app is installable (a web manifest with icons, a service worker), and
-// once opened it opens again with the server stopped and plays a whole game against the
-// perfect computer, whose moves come from the solver in the page.
+// once opened it opens again with the server stopped and plays a whole game of each game
+// against the perfect computer, whose moves come from the solver in the page.
 
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -52,7 +52,7 @@ test('the app is installable: a manifest with icons', async () => {
   assert.match(sw.headers.get('content-type'), /javascript/);
 });
 
-test('with the server stopped, the page reopens and plays a whole game against the perfect computer', async () => {
+test('with the server stopped, the page reopens and plays whole games of tic-tac-toe and SOS against the perfect computer', async () => {
   const page = await newPage(browser, server);
   await page.goto('/?player=perfect');
   await page.locator('.board-canvas').waitFor();
@@ -91,6 +91,25 @@ test('with the server stopped, the page reopens and plays a whole game against t
   await page.locator('.review-moves .move-btn').first().waitFor();
   await waitForBoard(page, final);
   assert.match(await page.locator('.review-accuracy').innerText(), /X accuracy/);
+
+  // SOS, still offline: the page's solver plays it too (an S in the first empty square
+  // each turn), and never loses.
+  await page.goto('/?game=sos&player=perfect');
+  await page.locator('.mark-picker').waitFor();
+  let board = await boardOf(page);
+  while (!outcomeOf('sos', board)) {
+    if (count(board) % 2 === 1) {
+      board = await waitForBoard(page, (b) => count(b) % 2 === 0 || outcomeOf('sos', b) !== null);
+      continue;
+    }
+    await page.locator('.board.is-interactive').waitFor();
+    const cell = board.indexOf('-');
+    await clickCell(page, cell);
+    board = await waitForBoard(page, (b) => b[cell] !== '-');
+  }
+  await result.waitFor();
+  assert.match(await result.innerText(), /The computer wins|Draw/);
+  await screenshot(page, 'offline-sos');
   // Nothing failed but the requests to the stopped server.
   assert.deepEqual(
     page.errors.filter((e) => !/ERR_CONNECTION_REFUSED|Failed to fetch|WebSocket|net::/.test(e)),
