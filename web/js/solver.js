@@ -2,7 +2,8 @@
 /**
  * The solver, in the page: the exact value of every reachable position of both games,
  * computed here on first use by the same memoised search as the server's `triad-solver`
- * (about 5,500 positions of tic-tac-toe and 15,000 ongoing ones of SOS, a few milliseconds),
+ * (about 5,500 positions of tic-tac-toe and 15,000 ongoing ones of SOS: 15 and 53 ms on
+ * first use, BENCHMARKS.md "The solver in the page"),
  * so the computer plays with no server at all, offline included. Nothing is downloaded: the
  * table is the rules plus one search. e2e/tests/solver.test.mjs checks every position's
  * value and best move against `triad solve --format jsonl`.
