@@ -227,6 +227,41 @@ export async function openLoggedIn(page, pathname = '/wallet') {
   return chip.getAttribute('data-address');
 }
 
+/**
+ * Holds an answer on its way to the page: the first answer to a GET of `url` (a Playwright
+ * glob) whose JSON `stale` accepts is fetched from the server at once (so it is as of
+ * then) and reaches the page only after `release()`. Every other answer passes, and
+ * `freshSince()` counts those `stale` refused that reached the page while one was held. A
+ * race a loaded machine makes, made on purpose: an older answer arriving after a newer one.
+ * @returns {Promise<{ held: Promise<void>, release: () => void, delivered: Promise<void>, freshSince: () => number }>}
+ */
+export async function holdAnswer(page, url, stale = () => true) {
+  let release;
+  const gate = new Promise((resolve) => (release = resolve));
+  let onHeld;
+  const held = new Promise((resolve) => (onHeld = resolve));
+  let onDelivered;
+  const delivered = new Promise((resolve) => (onDelivered = resolve));
+  let holding = false;
+  let fresh = 0;
+  await page.route(url, async (route) => {
+    if (route.request().method() !== 'GET') return route.continue();
+    const response = await route.fetch();
+    const isStale = stale(await response.json());
+    if (!holding && isStale) {
+      holding = true;
+      onHeld();
+      await gate;
+      await route.fulfill({ response });
+      onDelivered();
+      return;
+    }
+    await route.fulfill({ response });
+    if (holding && !isStale) fresh++;
+  });
+  return { held, release, delivered, freshSince: () => fresh };
+}
+
 /** The board's 9-character state, as drawn. */
 export function boardOf(page) {
   return page.locator('.board').getAttribute('data-board');

@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 
-import { TRIAD_BIN, apiPlayer, clickCell, launchBrowser, newPage, openLoggedIn, startServer, textsWhen, waitForBoard } from '../lib/harness.mjs';
+import { TRIAD_BIN, apiPlayer, clickCell, holdAnswer, launchBrowser, newPage, openLoggedIn, startServer, textsWhen, waitForBoard } from '../lib/harness.mjs';
 
 let server;
 let browser;
@@ -192,33 +192,14 @@ test('a list of challenges read before a withdrawal and answered after it is not
   await bob.goto('/online');
   await bob.locator('#challenge-opponent').waitFor();
   const alice = await apiPlayer(server);
-  let release;
-  const held = new Promise((resolve) => (release = resolve));
-  // The first answer that has the challenge is held; `after` counts the answers without
-  // it that reach the page meanwhile.
-  let holding = false;
-  let staleDelivered = false;
-  let after = 0;
-  await bob.route('**/api/challenges', async (route) => {
-    if (route.request().method() !== 'GET') return route.continue();
-    const response = await route.fetch();
-    const listed = (await response.json()).incoming.length > 0;
-    if (listed && !holding) {
-      holding = true;
-      await held;
-      await route.fulfill({ response });
-      staleDelivered = true;
-      return;
-    }
-    await route.fulfill({ response });
-    if (holding && !listed) after++;
-  });
+  // The first answer that has the challenge is held; answers without it pass meanwhile.
+  const listed = await holdAnswer(bob, '**/api/challenges', (answer) => answer.incoming.length > 0);
   const created = await alice.call('POST', '/api/challenges', { opponent: bobAddress, game: 'tic-tac-toe', stake: '0', first: 'challenger' });
-  while (!holding) await bob.waitForTimeout(10);
+  await listed.held;
   await alice.call('POST', `/api/challenges/${created.match.id}/withdraw`);
-  while (after === 0) await bob.waitForTimeout(10);
-  release();
-  while (!staleDelivered) await bob.waitForTimeout(10);
+  while (listed.freshSince() === 0) await bob.waitForTimeout(10);
+  listed.release();
+  await listed.delivered;
   await bob.evaluate(() => new Promise((resolve) => setTimeout(resolve, 200)));
   assert.equal(await bob.locator('.challenge-row').count(), 0, 'the withdrawn challenge is not drawn again');
   await bob.unrouteAll({ behavior: 'ignoreErrors' });
@@ -283,6 +264,39 @@ test('a read of the match answered after my move does not bring back my turn', a
   await bob.call('POST', `/api/matches/${id}/moves`, { seq: 3, cell: 8, mark: 'X' });
   await waitForBoard(alice, 'X---O---X');
   await alice.locator('.status-text', { hasText: 'Your move' }).waitFor();
+  await alice.unrouteAll({ behavior: 'ignoreErrors' });
+  assert.deepEqual(alice.errors, []);
+  await alice.context().close();
+});
+
+test("the opponent's winning move, drawn live, offers no turn before the match is read", async () => {
+  // A live move is drawn at once and the match read after it. When that move ends the game,
+  // the read that says so is held: meanwhile the page must not offer a turn in a game that
+  // is over (the click would be refused: the game has ended).
+  const alice = await newPage(browser, server);
+  const aliceAddress = await openLoggedIn(alice);
+  const bob = await apiPlayer(server);
+  const created = await bob.call('POST', '/api/challenges', { opponent: aliceAddress, game: 'tic-tac-toe', stake: '0', first: 'challenger' });
+  const id = created.match.id;
+  await alice.goto('/online');
+  await alice.locator('.challenge-row').getByRole('button', { name: 'Accept' }).click();
+  await alice.waitForURL(new RegExp(`/match/${id}$`));
+  for (const [seq, cell] of [[1, 0], [3, 1]]) {
+    await bob.call('POST', `/api/matches/${id}/moves`, { seq, cell, mark: 'X' });
+    await alice.locator('.status-text', { hasText: 'Your move' }).waitFor();
+    await alice.locator('.board.is-interactive').waitFor();
+    await clickCell(alice, cell + 3);
+    await alice.locator('.status-text', { hasText: /Waiting for 0x/ }).waitFor();
+  }
+  const over = await holdAnswer(alice, `**/api/matches/${id}`, (m) => m.phase === 'finished');
+  await bob.call('POST', `/api/matches/${id}/moves`, { seq: 5, cell: 2, mark: 'X' });
+  await waitForBoard(alice, 'XXXOO----');
+  await over.held;
+  await alice.evaluate(() => new Promise((resolve) => setTimeout(resolve, 200)));
+  assert.equal(await alice.locator('.board.is-interactive').count(), 0, 'no turn in a game that is over');
+  assert.ok(!(await alice.locator('.status-text').allInnerTexts()).includes('Your move'));
+  over.release();
+  await alice.locator('.result-title', { hasText: /lost/i }).waitFor();
   await alice.unrouteAll({ behavior: 'ignoreErrors' });
   assert.deepEqual(alice.errors, []);
   await alice.context().close();

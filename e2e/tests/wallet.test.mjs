@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 
-import { COIN, keyFromSeed, launchBrowser, newPage, openLoggedIn, ROOT, startServer } from '../lib/harness.mjs';
+import { COIN, holdAnswer, keyFromSeed, launchBrowser, newPage, openLoggedIn, ROOT, startServer } from '../lib/harness.mjs';
 
 let server;
 let browser;
@@ -108,28 +108,14 @@ test('a ledger read before a deposit and answered after it is not drawn', async 
   // way to the page until the read the deposit started has been drawn: the older answer
   // must not take the deposit away again (no later event would bring it back).
   const page = await newPage(browser, server);
-  let release;
-  const held = new Promise((resolve) => (release = resolve));
-  let holding = false;
-  let staleDelivered = false;
-  await page.route('**/api/ledger?limit=25*', async (route) => {
-    const response = await route.fetch();
-    if (!holding && (await response.json()).entries.length === 0) {
-      holding = true;
-      await held;
-      await route.fulfill({ response });
-      staleDelivered = true;
-      return;
-    }
-    await route.fulfill({ response });
-  });
+  const empty = await holdAnswer(page, '**/api/ledger?limit=25*', (ledger) => ledger.entries.length === 0);
   const address = await openLoggedIn(page);
-  while (!holding) await page.waitForTimeout(10);
+  await empty.held;
   await server.deposit(address, 3n * COIN);
   const rows = page.locator('.ledger-table tbody tr');
   await rows.first().waitFor();
-  release();
-  while (!staleDelivered) await page.waitForTimeout(10);
+  empty.release();
+  await empty.delivered;
   await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 200)));
   assert.equal(await rows.count(), 1, 'the deposit stays in the ledger');
   assert.match(await rows.first().innerText(), /\+3/);

@@ -23,7 +23,7 @@ import { formatAmount, formatCountdown, gameName, shortAddress } from '../format
 import { knownName, playerLabel, profileOf, rememberProfile } from '../identity.js';
 import { downloadRecord } from '../notation.js';
 import { realtime } from '../realtime.js';
-import { ownersOf } from '../rules.js';
+import { outcomeOf, ownersOf } from '../rules.js';
 import { headSeq, myAddress, onInbox, onSession, signMove } from '../session.js';
 
 /**
@@ -194,14 +194,17 @@ export function mount(root, ctx) {
     }
     if (!info.live) return;
     if (kind.type === 'moved' && view && kind.seq === view.seq + 1) {
-      // Draw the move now; the refetch brings the rest (turn, deadline, outcome).
+      // Draw the move now; the refetch brings the rest (turn, deadline, outcome). A move
+      // that ends the game by the rules leaves nobody to move meanwhile: offering the turn
+      // there would send a move the server refuses (the game is over).
       const cell = Number(kind.cell);
+      const board = view.board.slice(0, cell) + kind.mark + view.board.slice(cell + 1);
       view = {
         ...view,
-        board: view.board.slice(0, cell) + kind.mark + view.board.slice(cell + 1),
+        board,
         seq: kind.seq,
         moves: [...view.moves, { seq: kind.seq, cell, mark: kind.mark, player: kind.player }],
-        turn: kind.player === 'first' ? 'second' : 'first',
+        turn: outcomeOf(view.game, board) ? null : kind.player === 'first' ? 'second' : 'first',
       };
       const who = seatName(kind.player === 'first' ? 0 : 1);
       announce(`${who === 'You' ? 'You' : who} placed ${kind.mark} in square ${cell + 1}.`);
