@@ -114,11 +114,18 @@ test('at 0:00 the player to move is told the opponent may claim, and the opponen
     const claim = alice.getByRole('button', { name: 'Claim the win' });
     await claim.waitFor();
     await screenshot(bob, 'outage-time-ran-out');
+    // A spectator is told what 0:00 means too, and offered nothing to do.
+    const watcher = await newPage(browser, server);
+    await watcher.goto(bob.url());
+    await watcher.locator('.hint', { hasText: /^Time is up for 0x[0-9a-f]{4}.*: the other player may now claim the win\.$/ }).waitFor();
+    assert.equal(await watcher.locator('.status .countdown').innerText(), '0:00');
+    assert.equal(await watcher.getByRole('button', { name: 'Claim the win' }).count(), 0);
+    await screenshot(watcher, 'outage-time-ran-out-spectator');
     await claim.click();
     await alice.locator('.result-title', { hasText: 'You won on time!' }).waitFor();
     await bob.locator('.result-title', { hasText: 'You lost on time' }).waitFor();
-    assert.deepEqual([...alice.errors, ...bob.errors], []);
-    await Promise.all([alice, bob].map((p) => p.context().close()));
+    assert.deepEqual([...alice.errors, ...bob.errors, ...watcher.errors], []);
+    await Promise.all([alice, bob, watcher].map((p) => p.context().close()));
   } finally {
     await server.stop();
   }

@@ -701,6 +701,10 @@ export function mount(root, ctx) {
         );
       }
     }
+    if (live && mine === null && timed && deadline?.kind === 'timeout' && turn !== null && left <= 0) {
+      // A spectator's 0:00 says what it means, as the players' does.
+      buttons.push(h('span', { class: 'hint', role: 'status' }, icon(ICONS.clock), `Time is up for ${seatName(turn)}: the other player may now claim the win.`));
+    }
     // Rebuild only when the set of buttons changes, so a focused button keeps its focus
     // while the countdown ticks.
     const key = buttons.map((b) => (b instanceof HTMLButtonElement ? `${b.textContent}:${b.disabled}` : 'hint')).join('|');
