@@ -341,19 +341,27 @@ fn a_reader_that_stops_early_is_no_error() {
     assert!(output.stderr.is_empty(), "{}", stderr(&output));
 }
 
+/// A key made by `triad keygen` in `dir`, then made readable by everyone (as a browser
+/// saves a download); its path and address.
+#[cfg(unix)]
+fn key_file_others_can_read(dir: &std::path::Path) -> (std::path::PathBuf, String) {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    let key_file = dir.join("triad-key.json");
+    let made = triad(&["keygen", "--key-file", key_file.to_str().unwrap()], "");
+    assert!(made.status.success(), "{}", stderr(&made));
+    std::fs::set_permissions(&key_file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    (key_file, stdout(&made).trim().to_owned())
+}
+
 #[cfg(unix)]
 #[test]
 fn a_key_file_others_can_read_is_refused_with_the_command_that_fixes_it() {
     use std::os::unix::fs::PermissionsExt as _;
 
     let dir = tempfile::tempdir().unwrap();
-    let key_file = dir.path().join("triad-key.json");
+    let (key_file, address) = key_file_others_can_read(dir.path());
     let path = key_file.to_str().unwrap();
-    let made = triad(&["keygen", "--key-file", path], "");
-    assert!(made.status.success(), "{}", stderr(&made));
-    let address = stdout(&made).trim().to_owned();
-    // As a browser saves a download: readable by everyone.
-    std::fs::set_permissions(&key_file, std::fs::Permissions::from_mode(0o644)).unwrap();
 
     // Not at a terminal (standard input is a pipe, even one that says yes): refused, with
     // the exact command, and the file is left as it was.
@@ -421,12 +429,8 @@ fn at_a_terminal_a_key_file_others_can_read_is_made_private_once_the_user_agrees
     use std::os::unix::fs::PermissionsExt as _;
 
     let dir = tempfile::tempdir().unwrap();
-    let key_file = dir.path().join("triad-key.json");
+    let (key_file, address) = key_file_others_can_read(dir.path());
     let path = key_file.to_str().unwrap();
-    let made = triad(&["keygen", "--key-file", path], "");
-    assert!(made.status.success(), "{}", stderr(&made));
-    let address = stdout(&made).trim().to_owned();
-    std::fs::set_permissions(&key_file, std::fs::Permissions::from_mode(0o644)).unwrap();
     let mode = || std::fs::metadata(&key_file).unwrap().permissions().mode() & 0o777;
 
     // The question, answered no (as Enter alone does): refused with the advice, unchanged.
