@@ -207,11 +207,11 @@ test('a list of challenges read before a withdrawal and answered after it is not
   await bob.context().close();
 });
 
-test('a read of the match answered after my move does not bring back my turn', async () => {
-  // The opponent's move makes the page read the match again; that read is answered by the
-  // server at once but held on its way to the page until after my own move has been
-  // answered, so the page gets an answer older than what it shows (a race a loaded
-  // machine makes: the page then offered the turn again, and the next click was refused).
+/**
+ * Alice, in the browser, accepts a game of tic-tac-toe from Bob, an API player who plays X
+ * and moves first; returns both and the match's id, with Alice on the match's page.
+ */
+async function aliceAcceptsFromBob() {
   const alice = await newPage(browser, server);
   const aliceAddress = await openLoggedIn(alice);
   const bob = await apiPlayer(server);
@@ -220,6 +220,15 @@ test('a read of the match answered after my move does not bring back my turn', a
   await alice.goto('/online');
   await alice.locator('.challenge-row').getByRole('button', { name: 'Accept' }).click();
   await alice.waitForURL(new RegExp(`/match/${id}$`));
+  return { alice, bob, id };
+}
+
+test('a read of the match answered after my move does not bring back my turn', async () => {
+  // The opponent's move makes the page read the match again; that read is answered by the
+  // server at once but held on its way to the page until after my own move has been
+  // answered, so the page gets an answer older than what it shows (a race a loaded
+  // machine makes: the page then offered the turn again, and the next click was refused).
+  const { alice, bob, id } = await aliceAcceptsFromBob();
   await alice.locator('.status-text', { hasText: /Waiting for 0x/ }).waitFor();
 
   // Every read of the match from now on: the first is answered (as of then) and held
@@ -273,14 +282,7 @@ test("the opponent's winning move, drawn live, offers no turn before the match i
   // A live move is drawn at once and the match read after it. When that move ends the game,
   // the read that says so is held: meanwhile the page must not offer a turn in a game that
   // is over (the click would be refused: the game has ended).
-  const alice = await newPage(browser, server);
-  const aliceAddress = await openLoggedIn(alice);
-  const bob = await apiPlayer(server);
-  const created = await bob.call('POST', '/api/challenges', { opponent: aliceAddress, game: 'tic-tac-toe', stake: '0', first: 'challenger' });
-  const id = created.match.id;
-  await alice.goto('/online');
-  await alice.locator('.challenge-row').getByRole('button', { name: 'Accept' }).click();
-  await alice.waitForURL(new RegExp(`/match/${id}$`));
+  const { alice, bob, id } = await aliceAcceptsFromBob();
   for (const [seq, cell] of [[1, 0], [3, 1]]) {
     await bob.call('POST', `/api/matches/${id}/moves`, { seq, cell, mark: 'X' });
     await alice.locator('.status-text', { hasText: 'Your move' }).waitFor();
