@@ -248,11 +248,14 @@ async fn the_router_serves_exactly_the_documented_routes() {
         routed.remove(&("ANY".to_owned(), "/mcp".to_owned())),
         "/mcp is served"
     );
-    // The review page with its link preview is a page of the web app, not an API operation.
-    assert!(
-        routed.remove(&("GET".to_owned(), "/review/{id}".to_owned())),
-        "/review/{{id}} is served"
-    );
+    // The review pages with their link previews (a match's, any moves') are pages of the
+    // web app, not API operations.
+    for page in ["/review/{id}", "/review"] {
+        assert!(
+            routed.remove(&("GET".to_owned(), page.to_owned())),
+            "{page} is served"
+        );
+    }
     let in_doc = documented(&doc);
     assert_eq!(
         routed,
