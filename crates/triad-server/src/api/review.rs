@@ -22,7 +22,7 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use serde::{Deserialize, Serialize};
-use triad_engine::{EndReason, Match, MatchId, Phase};
+use triad_engine::{EndReason, Match, MatchId, Phase, notation::move_text};
 use triad_rules::{AnyGame, Cell, GameKind, Mark, Move, Outcome, Player};
 use triad_solver::{Judgement, Review, Value, winner_with_best_play};
 use utoipa::{IntoParams, ToSchema};
@@ -442,11 +442,7 @@ pub async fn moves_page(
     };
     let ply = ply_of(query.ply.as_deref(), &review);
     let base = state.settings.public_url.trim_end_matches('/');
-    let moves: Vec<String> = review
-        .plies
-        .iter()
-        .map(|p| format!("{}{}", p.mv.mark.char(), p.mv.cell.square()))
-        .collect();
+    let moves: Vec<String> = review.plies.iter().map(|p| move_text(p.mv)).collect();
     let preview = Preview {
         title: format!("{} · a game to review · Triad", game_title(review.kind)),
         description: describe(ended_by_rules(&review), &review, ply),
@@ -529,12 +525,7 @@ fn describe(ended: String, review: &Review, ply: usize) -> String {
         "The empty board".to_owned()
     } else {
         let p = &review.plies[ply - 1];
-        format!(
-            "Move {ply}: {}{} ({})",
-            p.mv.mark.char(),
-            p.mv.cell.square(),
-            p.judgement
-        )
+        format!("Move {ply}: {} ({})", move_text(p.mv), p.judgement)
     };
     format!("{ended} Accuracy: {accuracy}. {shown}.")
 }
