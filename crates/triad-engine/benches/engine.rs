@@ -110,6 +110,23 @@ fn refused_move(bencher: Bencher) {
     bencher.bench_local(|| engine.execute(divan::black_box(&envelope)).unwrap_err());
 }
 
+/// The keys of a move (`Engine::keys`), which a partitioned core asks of every command
+/// before it takes the keys' locks: a lookup of the match and a small set.
+#[divan::bench]
+fn keys_of_a_move(bencher: Bencher) {
+    let (engine, matches) = engine_with_matches(1_000);
+    let (id, a, _) = matches[500];
+    let command = Command::Move {
+        match_id: id,
+        seq: 1,
+        cell: 4,
+        mark: Mark::X,
+        signed: None,
+    };
+    let envelope = Envelope::new(a, 2, command);
+    bencher.bench_local(|| engine.keys(divan::black_box(&envelope)));
+}
+
 /// A `Tick` over 1,000 live matches with nothing due.
 #[divan::bench]
 fn idle_tick_over_1000_live_matches(bencher: Bencher) {

@@ -59,7 +59,7 @@ pub use amount::{AmountError, parse_amount};
 pub use command::{Command, Envelope, Level, MoveSignature, StartChoice, Terms};
 pub use config::{Bps, Config, PayoutRules, RematchStart, Settlement, share};
 pub use contract_event::ContractEvent;
-pub use engine::{Duplicate, Engine, Ranking, Receipt};
+pub use engine::{Duplicate, Engine, Key, Keys, Ranking, Receipt};
 pub use error::EngineError;
 pub use event::{
     Account, Applied, EndReason, Event, EventKind, Origin, Seat, Transfer, TransferReason,

@@ -24,6 +24,8 @@ use triad_engine::{
 };
 use triad_rules::GameKind;
 
+mod common;
+
 const ETHER: u128 = 1_000_000_000_000_000_000;
 const FEE: u128 = ETHER / 100;
 
@@ -56,6 +58,12 @@ struct Sim {
     deposited: u128,
     label: &'static str,
     seed: u64,
+    /// Pairs of commands run at once whose keys overlapped.
+    overlapping: u64,
+    /// Pairs with disjoint keys in which both acted, found to commute.
+    commuted: u64,
+    /// Those of them in which a game ended.
+    commuted_endings: u64,
 }
 
 impl Sim {
@@ -74,6 +82,9 @@ impl Sim {
             deposited: 0,
             label,
             seed,
+            overlapping: 0,
+            commuted: 0,
+            commuted_endings: 0,
         }
     }
 
@@ -149,12 +160,12 @@ impl Sim {
         }
     }
 
-    /// Plays one random move, forfeit or refused command in a random game of `id`; or
-    /// lets the clock run.
-    fn act_in_a_game(&mut self, id: TournamentId) {
+    /// One random move, forfeit or refused command in a random game of `id`, with its
+    /// sender; none while no game is in play.
+    fn game_command(&mut self, id: TournamentId) -> Option<(Address, Command)> {
         let t = self.engine.tournament(id).expect("created");
         if t.playing.is_empty() {
-            return;
+            return None;
         }
         let k = self.rng.random_range(0..t.playing.len());
         let (&match_id, _) = t.playing.iter().nth(k).expect("k < len");
@@ -189,11 +200,18 @@ impl Sim {
             }
         };
         let actor = if (2..3).contains(&roll) { other } else { mover };
-        self.run(actor, command);
+        Some((actor, command))
     }
 
-    /// A random entrant of `id` pauses, resumes, leaves or comes back.
-    fn come_and_go(&mut self, id: TournamentId, players: u32) {
+    /// Plays one random move, forfeit or refused command in a random game of `id`.
+    fn act_in_a_game(&mut self, id: TournamentId) {
+        if let Some((actor, command)) = self.game_command(id) {
+            self.run(actor, command);
+        }
+    }
+
+    /// A random entrant of `id` pausing, resuming, leaving or coming back.
+    fn entrant_command(&mut self, id: TournamentId, players: u32) -> (Address, Command) {
         let who = player(self.rng.random_range(0..players));
         let command = match self.rng.random_range(0..4u32) {
             0 => Command::PauseTournament {
@@ -210,7 +228,67 @@ impl Sim {
                 bot: false,
             },
         };
+        (who, command)
+    }
+
+    /// A random entrant of `id` pauses, resumes, leaves or comes back.
+    fn come_and_go(&mut self, id: TournamentId, players: u32) {
+        let (who, command) = self.entrant_command(id, players);
         self.run(who, command);
+    }
+
+    /// Two commands at the same instant, as two nodes would send them: a game's and
+    /// another game's, or an entrant's. When their keys do not overlap (two games', or an
+    /// entrant's and a game of others'), they must commute (`common::assert_commute`),
+    /// games' endings too, which score them in the same tournament; then both are run.
+    fn two_at_once(&mut self, id: TournamentId, players: u32) {
+        let first = self.game_command(id);
+        let second = if self.chance(0.8) {
+            self.game_command(id)
+        } else {
+            Some(self.entrant_command(id, players))
+        };
+        let (Some((a_actor, a)), Some((b_actor, b))) = (first, second) else {
+            return;
+        };
+        let a = Envelope::new(a_actor, self.now, a);
+        let b = Envelope::new(b_actor, self.now, b);
+        if self.engine.keys(&a).overlap(&self.engine.keys(&b)) {
+            self.overlapping += 1;
+        } else {
+            let context = format!(
+                "{} seed {} command {}",
+                self.label, self.seed, self.commands
+            );
+            if let Some(receipts) = common::assert_commute(&self.engine, &a, &b, &context) {
+                self.commuted += 1;
+                let ended = |r: &triad_engine::Receipt| {
+                    r.events
+                        .iter()
+                        .any(|e| matches!(e.kind, triad_engine::EventKind::GameEnded { .. }))
+                };
+                if receipts.iter().any(ended) {
+                    self.commuted_endings += 1;
+                }
+            }
+        }
+        self.run(a.actor, a.command);
+        self.run(b.actor, b.command);
+    }
+
+    /// The pairs run at once exercised the property: many commuted, games' endings among
+    /// them.
+    fn commuted_enough(&self) {
+        let (label, commuted, endings) = (self.label, self.commuted, self.commuted_endings);
+        println!(
+            "{label}: {commuted} pairs commuted ({endings} with a game's ending), {} overlapping",
+            self.overlapping
+        );
+        assert!(
+            commuted > 100 && endings > 10,
+            "{label}: {commuted} pairs commuted ({endings} with a game's ending); the simulation \
+             needs tuning"
+        );
     }
 
     fn finish_checks(&self, id: TournamentId, players: u32) {
@@ -322,6 +400,7 @@ fn a_thousand_player_arena_runs_to_the_end() {
                 let down = sim.rng.random_range(1_000..120_000);
                 sim.crash(down);
             }
+            14..40 => sim.two_at_once(id, PLAYERS),
             _ => sim.act_in_a_game(id),
         }
     }
@@ -334,6 +413,7 @@ fn a_thousand_player_arena_runs_to_the_end() {
     );
     assert!(t.round > 10, "many waves were paired ({})", t.round);
     sim.finish_checks(id, PLAYERS);
+    sim.commuted_enough();
 }
 
 #[test]
@@ -356,6 +436,7 @@ fn a_two_hundred_player_swiss_event_runs_to_the_end() {
                 crashed = true;
                 sim.crash(300_000);
             }
+            24..100 => sim.two_at_once(id, PLAYERS),
             _ => sim.act_in_a_game(id),
         }
     }
@@ -371,6 +452,7 @@ fn a_two_hundred_player_swiss_event_runs_to_the_end() {
         assert_eq!(met.len(), n, "entrant {e} met an opponent twice");
     }
     sim.finish_checks(id, PLAYERS);
+    sim.commuted_enough();
 }
 
 /// The refusals a hostile client can send at a running tournament change nothing.

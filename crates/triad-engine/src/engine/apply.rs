@@ -440,7 +440,7 @@ impl Engine {
             assert_eq!(removed, Some(id), "the ending frees every participant");
         }
         self.live.remove(&id);
-        self.finished_order.push_back((now, id));
+        self.finished_order.insert((now, id));
         let m = &self.matches[&id];
         if let Origin::Tournament { tournament, .. } = m.origin {
             assert!(reason.was_played(), "a tournament game is played out");
@@ -495,17 +495,30 @@ impl Engine {
             },
         );
         self.idempotency_order
-            .push_back((at_ms, applied.actor, applied.key));
+            .insert((at_ms, applied.actor, applied.key));
     }
 
-    /// Drops finished matches older than the retention window. Strictly older: a match
-    /// ended by the current command stays while the command settles it.
+    /// Whether a match that ended at `ended_ms` is past the retention window at `now`.
+    /// Strictly past: a match ended by the current command stays while the command
+    /// settles it.
+    fn past_retention_since(&self, ended_ms: u64, now: u64) -> bool {
+        ended_ms.saturating_add(self.config.finished_retention_ms) < now
+    }
+
+    /// Whether `m` has ended and is past the retention window at `now` (dropped at the
+    /// first event at or after `now`, if it is still in memory).
+    pub(super) fn past_retention(&self, m: &Match, now: u64) -> bool {
+        m.result
+            .is_some_and(|r| self.past_retention_since(r.ended_ms, now))
+    }
+
+    /// Drops finished matches older than the retention window.
     fn forget_old_matches(&mut self, now: u64) {
-        while let Some(&(ended_ms, id)) = self.finished_order.front() {
-            if ended_ms.saturating_add(self.config.finished_retention_ms) >= now {
+        while let Some(&(ended_ms, id)) = self.finished_order.first() {
+            if !self.past_retention_since(ended_ms, now) {
                 break;
             }
-            self.finished_order.pop_front();
+            self.finished_order.pop_first();
             let removed = self.matches.remove(&id);
             assert!(
                 removed.is_some_and(|m| m.phase == Phase::Finished),
@@ -515,11 +528,11 @@ impl Engine {
     }
 
     pub(super) fn forget_old_keys(&mut self, now: u64) {
-        while let Some(&(at_ms, actor, key)) = self.idempotency_order.front() {
+        while let Some(&(at_ms, actor, key)) = self.idempotency_order.first() {
             if at_ms.saturating_add(self.config.idempotency_window_ms) > now {
                 break;
             }
-            self.idempotency_order.pop_front();
+            self.idempotency_order.pop_first();
             if self
                 .idempotency
                 .get(&(actor, key))

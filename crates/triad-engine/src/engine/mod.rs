@@ -9,6 +9,7 @@ mod apply;
 mod audit;
 mod commands;
 mod index;
+mod keys;
 mod queries;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -22,6 +23,8 @@ use crate::{
     Address, Applied, Command, Config, EngineError, Envelope, Event, IdempotencyKey, Ledger, Match,
     MatchId, PlayerStats, PuzzleRecord,
 };
+
+pub use keys::{Key, Keys};
 
 /// What a command did.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -125,9 +128,13 @@ pub struct Engine {
     ledger: Ledger,
     stats: BTreeMap<Address, PlayerStats>,
     idempotency: BTreeMap<(Address, IdempotencyKey), IdempotencyEntry>,
-    idempotency_order: VecDeque<(u64, Address, IdempotencyKey)>,
-    /// Finished matches by ending time, to drop them after the retention window.
-    finished_order: VecDeque<(u64, MatchId)>,
+    /// The keyed commands by time, to forget their keys after the window. A set, not a
+    /// list in the order of the log, so that commands under other keys
+    /// ([`Engine::keys`]) leave the same state in either order.
+    idempotency_order: BTreeSet<(u64, Address, IdempotencyKey)>,
+    /// Finished matches by ending time, to drop them after the retention window (a set,
+    /// as `idempotency_order` is).
+    finished_order: BTreeSet<(u64, MatchId)>,
     /// The puzzle record of every puzzle attempted with a rating.
     #[serde(default)]
     puzzles: BTreeMap<PuzzleId, PuzzleRecord>,
@@ -197,8 +204,8 @@ impl Engine {
             ledger: Ledger::default(),
             stats: BTreeMap::new(),
             idempotency: BTreeMap::new(),
-            idempotency_order: VecDeque::new(),
-            finished_order: VecDeque::new(),
+            idempotency_order: BTreeSet::new(),
+            finished_order: BTreeSet::new(),
             puzzles: BTreeMap::new(),
             puzzlers: BTreeMap::new(),
             rated_attempts: BTreeSet::new(),

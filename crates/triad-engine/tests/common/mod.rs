@@ -14,9 +14,9 @@
 use std::collections::BTreeMap;
 
 use triad_engine::{
-    Account, Address, Command, Config, EndReason, Engine, EngineError, Envelope, Event, EventKind,
-    IdempotencyKey, Match, MatchId, MatchResult, Phase, PlayerStats, Receipt, Seat, StartChoice,
-    Transfer, TransferReason,
+    Account, Address, Command, Config, Duplicate, EndReason, Engine, EngineError, Envelope, Event,
+    EventKind, IdempotencyKey, Match, MatchId, MatchResult, Phase, PlayerStats, Receipt, Seat,
+    StartChoice, Transfer, TransferReason,
 };
 use triad_rules::{CellSet, GameKind, Mark, Player};
 
@@ -515,4 +515,62 @@ pub fn started_seats(r: &Receipt) -> [Seat; 2] {
 /// A cell set from cell indices.
 pub fn cells(indices: &[u8]) -> CellSet {
     CellSet::from_cells(indices)
+}
+
+/// A command's answer with the places of its events in the log left out: what must not
+/// depend on whether a command under other keys came first.
+fn without_positions(result: Result<Receipt, EngineError>) -> Result<Receipt, EngineError> {
+    result.map(|mut receipt| {
+        for event in &mut receipt.events {
+            event.seq = 0;
+        }
+        if let Some(Duplicate::Command {
+            first_seq,
+            last_seq,
+            ..
+        }) = &mut receipt.duplicate
+        {
+            (*first_seq, *last_seq) = (0, 0);
+        }
+        receipt
+    })
+}
+
+/// Partitioned ordering's property, for two commands whose keys do not overlap
+/// (`Engine::keys`): run from `engine` in both orders, each gives the same answer (events,
+/// refusal or duplicate) and the two leave the same state, but for the places of their
+/// events in the log. Returns both receipts when both acted (caused events).
+pub fn assert_commute(
+    engine: &Engine,
+    a: &Envelope,
+    b: &Envelope,
+    context: &str,
+) -> Option<[Receipt; 2]> {
+    let (keys_a, keys_b) = (engine.keys(a), engine.keys(b));
+    assert!(!keys_a.overlap(&keys_b), "{context}: the keys overlap");
+    let (mut ab, mut ba) = (engine.clone(), engine.clone());
+    let (a_first, b_second) = (ab.execute(a), ab.execute(b));
+    let (b_first, a_second) = (ba.execute(b), ba.execute(a));
+    let context = || format!("{context}: {a:?} and {b:?}, keys {keys_a:?} and {keys_b:?}");
+    let acted = |r: &Result<Receipt, EngineError>| r.as_ref().is_ok_and(|r| !r.events.is_empty());
+    let both = (acted(&a_first) && acted(&b_first))
+        .then(|| [a_first.clone(), b_first.clone()].map(Result::unwrap));
+    assert_eq!(
+        without_positions(a_first),
+        without_positions(a_second),
+        "{}: the first command's answer depends on the order",
+        context()
+    );
+    assert_eq!(
+        without_positions(b_second),
+        without_positions(b_first),
+        "{}: the second command's answer depends on the order",
+        context()
+    );
+    assert!(
+        ab.same_but_log_positions(&ba),
+        "{}: the state depends on the order",
+        context()
+    );
+    both
 }

@@ -21,8 +21,15 @@ use crate::{Address, EngineError, Match, MatchId, Phase};
 use super::Engine;
 
 impl Engine {
-    pub(in crate::engine) fn get(&self, id: MatchId) -> Result<&Match, EngineError> {
-        self.matches.get(&id).ok_or(EngineError::UnknownMatch)
+    /// The match, as a command at `now` sees it: a finished match past the retention
+    /// window is unknown whether or not an event has yet dropped it from memory, so the
+    /// answer never depends on whether some other command came first
+    /// ([`Engine::keys`](crate::Engine::keys)).
+    pub(in crate::engine) fn get(&self, id: MatchId, now: u64) -> Result<&Match, EngineError> {
+        self.matches
+            .get(&id)
+            .filter(|m| !self.past_retention(m, now))
+            .ok_or(EngineError::UnknownMatch)
     }
 
     pub(in crate::engine) fn ensure_free(&self, address: Address) -> Result<(), EngineError> {
@@ -80,13 +87,16 @@ impl Engine {
         MatchId(self.next_match)
     }
 
-    /// A generator for one random decision, derived from the seed and the position in the
-    /// log, so a replay needs no generator at all (the decision is in the event).
-    pub(in crate::engine) fn rng(&self, purpose: u8) -> ChaCha8Rng {
+    /// A generator for one random decision about match `id` at its move `ply`, derived
+    /// from the seed, the match and the move, so a replay needs no generator at all (the
+    /// decision is in the event), and the decision does not depend on the log's other
+    /// matches (which commands under other keys may have grown meanwhile).
+    pub(in crate::engine) fn rng(&self, purpose: u8, id: MatchId, ply: usize) -> ChaCha8Rng {
         let mut seed = [0u8; 32];
         seed[..8].copy_from_slice(&self.config.seed.to_le_bytes());
-        seed[8..16].copy_from_slice(&self.next_seq.to_le_bytes());
-        seed[16] = purpose;
+        seed[8..16].copy_from_slice(&id.0.to_le_bytes());
+        seed[16..24].copy_from_slice(&(ply as u64).to_le_bytes());
+        seed[24] = purpose;
         ChaCha8Rng::from_seed(seed)
     }
 }

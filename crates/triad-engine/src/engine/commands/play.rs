@@ -20,7 +20,7 @@ impl Engine {
         signed: Option<MoveSignature>,
         b: &mut Batch,
     ) -> Result<Option<Duplicate>, EngineError> {
-        let m = self.get(id)?;
+        let m = self.get(id, b.now)?;
         if m.phase == Phase::Waiting {
             return Err(if m.host == actor {
                 EngineError::NotInPlay
@@ -100,16 +100,21 @@ impl Engine {
                 Level::Casual => Strength::Casual,
                 Level::Random => Strength::Random,
             };
-            let position = m.position;
+            let (position, ply) = (m.position, m.moves.len());
             let mv = triad_solver::table(position.kind())
-                .choose(&position, strength, &mut self.rng(2))
+                .choose(&position, strength, &mut self.rng(2, id, ply))
                 .expect("a game in play has a legal move");
             self.place(b, id, mv, None);
         }
     }
 
-    fn seated(&self, actor: Address, id: MatchId) -> Result<(&Match, Player), EngineError> {
-        let m = self.get(id)?;
+    fn seated(
+        &self,
+        actor: Address,
+        id: MatchId,
+        now: u64,
+    ) -> Result<(&Match, Player), EngineError> {
+        let m = self.get(id, now)?;
         if m.phase == Phase::Waiting {
             return Err(if m.host == actor {
                 EngineError::NotInPlay
@@ -130,7 +135,7 @@ impl Engine {
         id: MatchId,
         b: &mut Batch,
     ) -> Result<(), EngineError> {
-        let (_, player) = self.seated(actor, id)?;
+        let (_, player) = self.seated(actor, id, b.now)?;
         self.finish(
             b,
             id,
@@ -147,7 +152,7 @@ impl Engine {
         id: MatchId,
         b: &mut Batch,
     ) -> Result<(), EngineError> {
-        let (m, player) = self.seated(actor, id)?;
+        let (m, player) = self.seated(actor, id, b.now)?;
         if m.stake > 0 {
             return Err(EngineError::StakedAbort);
         }
@@ -171,7 +176,7 @@ impl Engine {
         id: MatchId,
         b: &mut Batch,
     ) -> Result<(), EngineError> {
-        let (m, player) = self.seated(actor, id)?;
+        let (m, player) = self.seated(actor, id, b.now)?;
         let deadline = m.deadline(&self.config).ok_or(EngineError::NoDeadline)?;
         if deadline.kind == DeadlineKind::Timeout && m.turn() == Some(player) {
             return Err(EngineError::NotLastMover);
@@ -200,7 +205,7 @@ impl Engine {
         id: MatchId,
         b: &mut Batch,
     ) -> Result<(), EngineError> {
-        let m = self.get(id)?;
+        let m = self.get(id, b.now)?;
         let played = m.result.is_some_and(|r| r.reason.was_played());
         // The host of a wait or challenge that never started (and the challenged player)
         // took part: they learn there is no rematch, not that they are strangers.
@@ -245,7 +250,7 @@ impl Engine {
         }
         let swap = match self.config.rematch_start {
             RematchStart::Alternate => true,
-            RematchStart::Random => rand::RngExt::random_bool(&mut self.rng(3), 0.5),
+            RematchStart::Random => rand::RngExt::random_bool(&mut self.rng(3, id, 0), 0.5),
         };
         let new_seats = if swap { [seats[1], seats[0]] } else { seats };
         let match_id = self.new_match_id();

@@ -47,8 +47,9 @@ impl Engine {
         &self,
         actor: Address,
         id: MatchId,
+        now: u64,
     ) -> Result<(&Match, Challenge), EngineError> {
-        let m = self.get(id)?;
+        let m = self.get(id, now)?;
         let Some(challenge) = m.challenge else {
             return Err(EngineError::NotYourChallenge);
         };
@@ -71,7 +72,7 @@ impl Engine {
         terms: Option<Terms>,
         b: &mut Batch,
     ) -> Result<(), EngineError> {
-        let (m, challenge) = self.open_challenge(actor, id)?;
+        let (m, challenge) = self.open_challenge(actor, id, b.now)?;
         // What is accepted is what the accepter saw, or nothing.
         if let Some(what) = terms
             .and_then(|t| t.differs_from(m.stake, m.game(), challenge.challenger, challenge.first))
@@ -106,7 +107,7 @@ impl Engine {
         let challenger_first = match challenge.first {
             StartChoice::Challenger => true,
             StartChoice::Opponent => false,
-            StartChoice::Random => rand::RngExt::random_bool(&mut self.rng(1), 0.5),
+            StartChoice::Random => rand::RngExt::random_bool(&mut self.rng(1, id, 0), 0.5),
         };
         let (c, o) = (Seat::Human(challenge.challenger), Seat::Human(actor));
         let seats = if challenger_first { [c, o] } else { [o, c] };
@@ -131,7 +132,7 @@ impl Engine {
         id: MatchId,
         b: &mut Batch,
     ) -> Result<(), EngineError> {
-        let (_, challenge) = self.open_challenge(actor, id)?;
+        let (_, challenge) = self.open_challenge(actor, id, b.now)?;
         // Past its expiry the challenge is ending by itself (and refunding the challenger).
         if b.now >= challenge.expires_at_ms {
             return Err(EngineError::ChallengeExpired);
@@ -195,7 +196,7 @@ impl Engine {
         id: MatchId,
         b: &mut Batch,
     ) -> Result<(), EngineError> {
-        let m = self.get(id)?;
+        let m = self.get(id, b.now)?;
         if m.host != actor {
             return Err(match m.challenge {
                 Some(c) if c.opponent == actor => EngineError::NotYourChallenge,

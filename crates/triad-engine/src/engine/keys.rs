@@ -1,0 +1,189 @@
+//! What a command may read or write, named by keys: the footing of partitioned ordering
+//! (ARCHITECTURE.md, "Partitioned ordering"), where commands under disjoint keys run
+//! side by side instead of one after another.
+//!
+//! [`Engine::keys`] names, from the state before a command, every part of the state the
+//! command may read or change: the addresses it concerns (each address's account,
+//! registry slot, idempotency keys, ratings and the matches it plays), the queue it joins,
+//! the tournament or the puzzle it touches, and the few counters and totals that are
+//! shared. The property that makes keys worth having, tested by the simulation
+//! (`tests/simulation.rs`, `commands_with_disjoint_keys_commute`): two commands whose keys
+//! do not [`overlap`](Keys::overlap), executed at the same instant, give the same
+//! answers and the same state in either order, but for their places in the log.
+
+use std::collections::BTreeSet;
+
+use triad_rules::GameKind;
+use triad_solver::puzzles::PuzzleId;
+
+use super::Engine;
+use crate::{Address, Command, Envelope, MatchId, Origin, TournamentId};
+
+/// One part of the engine's state that commands share.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Key {
+    /// Everything: the clock's commands (`Tick`, `ResumeClocks`), which may end any match
+    /// or pair any tournament, and the owner's collection of the reserve, which every
+    /// ending pays into.
+    All,
+    /// The counter of match ids: a command that may create a match, or that names one not
+    /// made yet (whose answer, "unknown match", a new match would change).
+    MatchIds,
+    /// The counter of tournament ids and the count of open tournaments, which bounds
+    /// creation.
+    TournamentIds,
+    /// The ledger's running totals of deposits and withdrawals, which bound a deposit.
+    Supply,
+    /// One address: its account, registry slot (its one active match), idempotency keys,
+    /// ratings and puzzle record, and the matches it plays.
+    Address(Address),
+    /// The queue for one game and stake.
+    Queue(GameKind, u128),
+    /// One tournament: its entrants, standings, pool and pairings.
+    Tournament(TournamentId),
+    /// One puzzle's rating.
+    Puzzle(PuzzleId),
+}
+
+/// The keys of one command ([`Engine::keys`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Keys(BTreeSet<Key>);
+
+impl Keys {
+    /// Whether two commands with these keys must be ordered: they share a key, or either
+    /// holds [`Key::All`].
+    #[must_use]
+    pub fn overlap(&self, other: &Keys) -> bool {
+        self.0.contains(&Key::All) || other.0.contains(&Key::All) || !self.0.is_disjoint(&other.0)
+    }
+
+    /// The keys, in order (the order in which locks on them are taken, so that two commands
+    /// never wait for each other in a circle).
+    pub fn iter(&self) -> impl Iterator<Item = Key> + '_ {
+        self.0.iter().copied()
+    }
+
+    fn add(&mut self, key: Key) {
+        self.0.insert(key);
+    }
+}
+
+impl Engine {
+    /// The keys of `envelope`'s command, from the state now: every part of the state it
+    /// may read or change. A command may be refused; its keys still cover what the refusal
+    /// read.
+    #[must_use]
+    pub fn keys(&self, envelope: &Envelope) -> Keys {
+        let mut keys = Keys::default();
+        // Every command reads the actor's idempotency keys and registry slot.
+        keys.add(Key::Address(envelope.actor));
+        match envelope.command {
+            Command::Tick | Command::ResumeClocks { .. } | Command::CollectReserve => {
+                keys.add(Key::All);
+            }
+            Command::Challenge { opponent, .. } => {
+                keys.add(Key::Address(opponent));
+                keys.add(Key::MatchIds);
+            }
+            Command::AcceptChallenge { match_id, .. } => {
+                self.match_keys(match_id, &mut keys);
+                // A crossed challenge: accepting withdraws the acceptor's own.
+                if let Some(&own) = self.active.get(&envelope.actor) {
+                    self.match_keys(own, &mut keys);
+                }
+            }
+            // A game's ending in a tournament scores it in its two entrants' records,
+            // under their addresses' keys: a tournament's key is for what concerns all of
+            // its entrants (joining, leaving, pairing, calling it off).
+            Command::DeclineChallenge { match_id }
+            | Command::Move { match_id, .. }
+            | Command::Forfeit { match_id }
+            | Command::ClaimTimeout { match_id }
+            | Command::Abort { match_id } => self.match_keys(match_id, &mut keys),
+            Command::Cancel { match_id } => {
+                self.match_keys(match_id, &mut keys);
+                if let Some(m) = self.matches.get(&match_id)
+                    && m.origin == Origin::Queue
+                {
+                    keys.add(Key::Queue(m.game(), m.stake));
+                }
+            }
+            Command::Rematch { match_id } => {
+                self.match_keys(match_id, &mut keys);
+                keys.add(Key::MatchIds);
+            }
+            Command::JoinQueue { game, stake } => {
+                keys.add(Key::Queue(game, stake));
+                keys.add(Key::MatchIds);
+                // The player who waits there, whose match the joiner would start.
+                if let Some(&waiting) = self.queue.get(&(game, stake)).and_then(|q| q.front()) {
+                    self.match_keys(waiting, &mut keys);
+                }
+            }
+            Command::PlayComputer { .. } => keys.add(Key::MatchIds),
+            Command::Deposit { to, .. } => {
+                keys.add(Key::Address(to));
+                keys.add(Key::Supply);
+            }
+            Command::Withdraw { .. } => keys.add(Key::Supply),
+            Command::AttemptPuzzle { puzzle, .. } => keys.add(Key::Puzzle(puzzle)),
+            Command::CreateTournament { .. } => keys.add(Key::TournamentIds),
+            Command::JoinTournament { tournament, .. }
+            | Command::LeaveTournament { tournament }
+            | Command::PauseTournament { tournament, .. } => {
+                self.tournament_keys(tournament, false, &mut keys);
+            }
+            Command::CancelTournament { tournament } => {
+                // Calling one off refunds every entrant and frees a place among the open
+                // tournaments.
+                self.tournament_keys(tournament, true, &mut keys);
+                keys.add(Key::TournamentIds);
+            }
+        }
+        keys
+    }
+
+    /// Whether `self` and `other` hold the same state but for the places of their events
+    /// in the log (the next sequence number, and the events each remembered command
+    /// caused): the equality under which commands with disjoint keys commute.
+    #[must_use]
+    pub fn same_but_log_positions(&self, other: &Engine) -> bool {
+        fn without_positions(engine: &Engine) -> Engine {
+            let mut engine = engine.clone();
+            engine.next_seq = 0;
+            for entry in engine.idempotency.values_mut() {
+                (entry.first_seq, entry.last_seq) = (0, 0);
+            }
+            engine
+        }
+        without_positions(self) == without_positions(other)
+    }
+
+    /// A match's keys: everyone it concerns; or the match ids, for a match not made yet.
+    fn match_keys(&self, id: MatchId, keys: &mut Keys) {
+        let Some(m) = self.matches.get(&id) else {
+            if id.0 >= self.next_match {
+                keys.add(Key::MatchIds);
+            }
+            return;
+        };
+        for address in m.concerned() {
+            keys.add(Key::Address(address));
+        }
+    }
+
+    /// A tournament's key, and with `entrants` every entrant's; or the tournament ids, for
+    /// one not made yet.
+    fn tournament_keys(&self, id: TournamentId, entrants: bool, keys: &mut Keys) {
+        keys.add(Key::Tournament(id));
+        let Some(t) = self.tournaments.get(&id) else {
+            keys.add(Key::TournamentIds);
+            return;
+        };
+        if entrants {
+            for e in t.standing_entrants() {
+                keys.add(Key::Address(t.info(e).address));
+            }
+        }
+    }
+}
