@@ -72,6 +72,29 @@ impl Engine {
     /// The keys of `envelope`'s command, from the state now: every part of the state it
     /// may read or change. A command may be refused; its keys still cover what the refusal
     /// read.
+    ///
+    /// ```
+    /// use triad_engine::{Address, Command, Config, Engine, Envelope, Key, StartChoice};
+    /// use triad_rules::GameKind;
+    ///
+    /// let [owner, a, b, c, d] = [9, 1, 2, 3, 4].map(|i| Address::from_bytes([i; 32]));
+    /// let engine = Engine::new(Config::new(owner));
+    /// let challenge = |who, opponent| {
+    ///     let first = StartChoice::Challenger;
+    ///     Envelope::new(who, 0, Command::Challenge { opponent, game: GameKind::Sos, stake: 0, first })
+    /// };
+    /// let deposit = |to| Envelope::new(owner, 0, Command::Deposit { to, amount: 5 });
+    /// let keys = |envelope: &Envelope| engine.keys(envelope);
+    /// // Two challenges both take a match id: ordered.
+    /// assert!(keys(&challenge(a, b)).overlap(&keys(&challenge(c, d))));
+    /// // A deposit to a third player and a challenge between two others: side by side.
+    /// assert!(!keys(&deposit(c)).overlap(&keys(&challenge(a, b))));
+    /// assert!(keys(&deposit(a)).overlap(&keys(&challenge(a, b))));
+    /// // The clock orders itself after everything.
+    /// let tick = Envelope::new(owner, 0, Command::Tick);
+    /// assert!(keys(&tick).iter().any(|k| k == Key::All));
+    /// assert!(keys(&tick).overlap(&keys(&deposit(c))));
+    /// ```
     #[must_use]
     pub fn keys(&self, envelope: &Envelope) -> Keys {
         let mut keys = Keys::default();
