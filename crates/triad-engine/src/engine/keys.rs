@@ -108,13 +108,10 @@ impl Engine {
                 keys.add(Key::Address(opponent));
                 keys.add(Key::MatchIds);
             }
-            Command::AcceptChallenge { match_id, .. } => {
-                self.match_keys(match_id, &mut keys);
-                // A crossed challenge: accepting withdraws the acceptor's own.
-                if let Some(&own) = self.active.get(&envelope.actor) {
-                    self.match_keys(own, &mut keys);
-                }
-            }
+            // A crossed challenge, which accepting withdraws, is between the same two
+            // players; any other match of the acceptor's refuses the acceptance, which
+            // reads only the acceptor's registry slot.
+            Command::AcceptChallenge { match_id, .. } => self.match_keys(match_id, &mut keys),
             // A game's ending in a tournament scores it in its two entrants' records,
             // under their addresses' keys: a tournament's key is for what concerns all of
             // its entrants (joining, leaving, pairing, calling it off).
