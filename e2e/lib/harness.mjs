@@ -262,6 +262,34 @@ export async function holdAnswer(page, url, stale = () => true) {
   return { held, release, delivered, freshSince: () => fresh };
 }
 
+/**
+ * Holds the first GET of a URL that `matches` accepts on its way to the server and, after
+ * `release()`, fails it as a connection the network dropped. Every other request passes. A
+ * race a flaky network makes, made on purpose: an older read's failure arriving after a
+ * newer read's answer.
+ * @param {import('playwright').Page} page
+ * @param {(url: URL) => boolean} matches
+ * @returns {Promise<{ held: Promise<void>, release: () => void, failed: Promise<void> }>}
+ */
+export async function holdThenFail(page, matches) {
+  let release;
+  const gate = new Promise((resolve) => (release = resolve));
+  let onHeld;
+  const held = new Promise((resolve) => (onHeld = resolve));
+  let onFailed;
+  const failed = new Promise((resolve) => (onFailed = resolve));
+  let holding = false;
+  await page.route(matches, async (route) => {
+    if (holding || route.request().method() !== 'GET') return route.continue();
+    holding = true;
+    onHeld();
+    await gate;
+    await route.abort('connectionreset');
+    onFailed();
+  });
+  return { held, release, failed };
+}
+
 /** The board's 9-character state, as drawn. */
 export function boardOf(page) {
   return page.locator('.board').getAttribute('data-board');

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 
-import { COIN, launchBrowser, makeKey, newPage, openLoggedIn, screenshot, startServer } from '../lib/harness.mjs';
+import { apiPlayer, COIN, holdThenFail, launchBrowser, makeKey, newPage, openLoggedIn, screenshot, startServer, textsWhen } from '../lib/harness.mjs';
 
 const NARROW = { width: 320, height: 640 };
 
@@ -220,4 +220,27 @@ test('an unreadable stake is said once', async () => {
   assert.equal(await form.getByText('Type an amount such as 1 or 0.25.').count(), 1);
   assert.equal(await page.getByText('Type an amount such as 1 or 0.25.').count(), 1);
   assert.deepEqual(page.errors, []);
+});
+
+test("a tournament read that fails after a newer one was drawn leaves the page as drawn", async () => {
+  // The page's first read is held on its way and fails (a dropped connection) only after a
+  // player's entry made the page read again and draw the answer: the older read's failure
+  // must not replace the tournament with an error.
+  const { tournament } = await server.request('POST', '/api/tournaments', { name: 'Late failure cup', game: 'tic-tac-toe', format: 'arena', minutes: 30, starts_in_seconds: 600, entry_fee: '0', prizes_bps: [] }, server.ownerToken);
+  const page = await newPage(browser, server);
+  const first = await holdThenFail(page, (url) => url.pathname === `/api/tournaments/${tournament.id}`);
+  await page.goto(`/tournament/${tournament.id}`);
+  await first.held;
+  const player = await apiPlayer(server);
+  await player.call('POST', `/api/tournaments/${tournament.id}/join`, {});
+  await textsWhen(page.locator('.tournament-head .chip'), (chips) => chips.includes('1/500 players'));
+  first.release();
+  await first.failed;
+  await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 300)));
+  const errors = (await page.locator('.inline-error').allInnerTexts()).filter((text) => text.trim());
+  assert.deepEqual(errors, [], 'no error for a read older than what is drawn');
+  assert.equal(await page.locator('.page-title').innerText(), 'Late failure cup');
+  await page.unrouteAll({ behavior: 'ignoreErrors' });
+  assert.deepEqual(page.errors.filter((e) => !/ERR_CONNECTION_RESET|Failed to load resource/.test(e)), []);
+  await page.context().close();
 });

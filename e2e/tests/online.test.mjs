@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 
-import { TRIAD_BIN, apiPlayer, clickCell, holdAnswer, launchBrowser, newPage, openLoggedIn, startServer, textsWhen, waitForBoard } from '../lib/harness.mjs';
+import { TRIAD_BIN, apiPlayer, clickCell, holdAnswer, holdThenFail, launchBrowser, newPage, openLoggedIn, startServer, textsWhen, waitForBoard } from '../lib/harness.mjs';
 
 let server;
 let browser;
@@ -204,6 +204,27 @@ test('a list of challenges read before a withdrawal and answered after it is not
   assert.equal(await bob.locator('.challenge-row').count(), 0, 'the withdrawn challenge is not drawn again');
   await bob.unrouteAll({ behavior: 'ignoreErrors' });
   assert.deepEqual(bob.errors, []);
+  await bob.context().close();
+});
+
+test('a read of the challenges that fails after a newer one was drawn says nothing', async () => {
+  // The page's first read of the challenges is held on its way and fails (a dropped
+  // connection) only after a new challenge made the page read again and draw it: no error
+  // for a read older than the list on screen.
+  const bob = await newPage(browser, server);
+  const first = await holdThenFail(bob, (url) => url.pathname === '/api/challenges');
+  const bobAddress = await openLoggedIn(bob, '/online');
+  await first.held;
+  const alice = await apiPlayer(server);
+  await alice.call('POST', '/api/challenges', { opponent: bobAddress, game: 'tic-tac-toe', stake: '0', first: 'challenger' });
+  await bob.locator('.challenge-row').waitFor();
+  first.release();
+  await first.failed;
+  await bob.evaluate(() => new Promise((resolve) => setTimeout(resolve, 300)));
+  assert.deepEqual(await bob.locator('.toast-error .toast-text').allInnerTexts(), [], 'no error for a read older than the list drawn');
+  assert.equal(await bob.locator('.challenge-row').count(), 1);
+  await bob.unrouteAll({ behavior: 'ignoreErrors' });
+  assert.deepEqual(bob.errors.filter((e) => !/ERR_CONNECTION_RESET|Failed to load resource/.test(e)), []);
   await bob.context().close();
 });
 

@@ -329,6 +329,8 @@ export function mount(root, ctx) {
       if (!newest()) return;
       challenges = answer;
     } catch (e) {
+      // A read older than the list drawn failed: the list is newer than that failure.
+      if (!newest()) return;
       if (!stopped) toast(e instanceof Error ? e.message : String(e), { kind: 'error' });
     }
     if (stopped) return;

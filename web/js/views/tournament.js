@@ -86,6 +86,8 @@ export function mount(root, ctx) {
       view = v;
       error = null;
     } catch (e) {
+      // A read older than the one drawn failed: what is drawn is newer than that failure.
+      if (!newest()) return;
       error = e instanceof Error ? e.message : String(e);
     }
     render();
