@@ -1,5 +1,7 @@
 //! The engine's settings: owner, timeouts, payout rules, limits.
 
+use std::num::NonZeroU16;
+
 use serde::{Deserialize, Serialize};
 
 use crate::{Address, EndReason, TournamentRules};
@@ -134,6 +136,20 @@ pub struct Config {
     /// The tournament settings.
     #[serde(default)]
     pub tournaments: TournamentRules,
+    /// How many counters match ids come from. A match's id comes from the counter of the
+    /// address that creates it ([`match_id_stripe`](Config::match_id_stripe)): the
+    /// challenger, the player who queues, asks for a rematch or plays the computer, a
+    /// tournament game's first seat. Stripe `s` of `S` gives the ids `S + s`, `2S + s`, …
+    /// in order, so commands of players in different stripes create matches without
+    /// sharing a counter (ARCHITECTURE.md, "Partitioned ordering"). One, the default,
+    /// gives 1, 2, 3, …. Fixed for the life of a log: a log replays only with the count
+    /// it was written with.
+    #[serde(default = "one_stripe")]
+    pub match_id_stripes: NonZeroU16,
+}
+
+fn one_stripe() -> NonZeroU16 {
+    NonZeroU16::MIN
 }
 
 impl Config {
@@ -153,6 +169,18 @@ impl Config {
             idempotency_window_ms: 24 * 60 * 60 * 1000,
             finished_retention_ms: 15 * 60 * 1000,
             tournaments: TournamentRules::default(),
+            match_id_stripes: one_stripe(),
         }
+    }
+
+    /// The stripe of match ids that `address` creates matches in: its first eight bytes,
+    /// as a little-endian number, modulo [`match_id_stripes`](Config::match_id_stripes)
+    /// (an address is a hash, so the stripes share addresses evenly).
+    #[must_use]
+    pub fn match_id_stripe(&self, address: Address) -> u16 {
+        let bytes = address.as_bytes();
+        let head = u64::from_le_bytes(bytes[..8].try_into().expect("eight bytes"));
+        let stripes = u64::from(self.match_id_stripes.get());
+        u16::try_from(head % stripes).expect("a stripe is below a u16 count")
     }
 }

@@ -3,6 +3,8 @@
 
 mod common;
 
+use std::num::NonZeroU16;
+
 use common::*;
 use triad_engine::{
     Account, Address, Command, Config, Duplicate, EndReason, Engine, EngineError, Envelope,
@@ -2206,6 +2208,72 @@ fn a_replay_of_the_log_equals_the_engine_at_every_step() {
         ..t.engine.config().clone()
     };
     assert_ne!(Engine::replay(other, t.engine.log_for_tests()), t.engine);
+}
+
+// ----- match ids ----------------------------------------------------------------------
+
+#[test]
+fn match_ids_come_in_order_from_their_creators_stripe() {
+    let play = |t: &mut Table, who: Address| {
+        let id = match_id(&t.ok(
+            who,
+            Command::PlayComputer {
+                game: TTT,
+                level: Level::Random,
+                side: Player::First,
+            },
+        ));
+        t.ok(who, Command::Forfeit { match_id: id });
+        id.0
+    };
+    let players = [ALICE, BOB, CAROL, DAVE, ERIN, FRANK];
+    // One stripe, the default: 1, 2, 3, … whoever creates.
+    let mut t = Table::new();
+    let ids: Vec<u64> = players.iter().map(|&who| play(&mut t, who)).collect();
+    assert_eq!(ids, [1, 2, 3, 4, 5, 6]);
+
+    // Four: a name's first letter chooses its stripe (a = 1, b = 2, c = 3, d = 0, e = 1,
+    // f = 2), and stripe s gives 4 + s, 8 + s, 12 + s, … in order.
+    let mut t = Table::with(|c| c.match_id_stripes = NonZeroU16::new(4).expect("not zero"));
+    let stripes: Vec<u16> = players
+        .iter()
+        .map(|&who| t.engine.config().match_id_stripe(who))
+        .collect();
+    assert_eq!(stripes, [1, 2, 3, 0, 1, 2]);
+    let ids: Vec<u64> = (0..2)
+        .flat_map(|_| players)
+        .map(|who| play(&mut t, who))
+        .collect();
+    assert_eq!(ids, [5, 6, 7, 4, 9, 10, 13, 14, 11, 8, 17, 18]);
+    // Once every match has left memory, the oldest id that can still have an event is
+    // the smallest next id of a stripe: stripe 0's third, 12.
+    assert_eq!(t.engine.oldest_match_id(), MatchId(4));
+    t.advance(t.engine.config().finished_retention_ms + 1);
+    t.fund(ALICE, 1);
+    assert_eq!(t.engine.matches().count(), 0);
+    assert_eq!(t.engine.oldest_match_id(), MatchId(12));
+    // An id of a stripe's not given yet is unknown; so is one below the stripe count,
+    // which no stripe gives.
+    for id in [MatchId(12), MatchId(2)] {
+        t.expect_err(ALICE, Command::Forfeit { match_id: id }, 100);
+    }
+
+    // The count is fixed for the life of a log: with one stripe, this log's first id
+    // (5) is out of order.
+    let log = t.engine.log_for_tests().to_vec();
+    let one = Config {
+        match_id_stripes: NonZeroU16::MIN,
+        ..t.engine.config().clone()
+    };
+    let refused = std::panic::catch_unwind(|| Engine::replay(one, &log))
+        .expect_err("a log replays only with its count of stripes");
+    let message = refused
+        .downcast_ref::<String>()
+        .expect("a formatted message");
+    assert!(
+        message.contains("match ids are given in order within their stripe"),
+        "{message}"
+    );
 }
 
 // ----- retention ----------------------------------------------------------------------

@@ -18,6 +18,7 @@
 
 use std::{
     collections::{BTreeMap, BTreeSet, HashMap},
+    num::NonZeroU16,
     panic::{AssertUnwindSafe, catch_unwind},
 };
 
@@ -25,8 +26,8 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use triad_engine::{
     Account, Address, Command, Config, EndReason, Engine, EngineError, Envelope, Event, EventKind,
-    IdempotencyKey, Level, MatchId, PayoutRules, Phase, RematchStart, Seat, StartChoice, Terms,
-    TransferReason,
+    IdempotencyKey, Level, MatchId, PayoutRules, Phase, Receipt, RematchStart, Seat, StartChoice,
+    Terms, TransferReason,
 };
 use triad_rules::{Cell, GameKind, Mark, Player};
 use triad_solver::puzzles::{self, PuzzleId};
@@ -39,7 +40,8 @@ const ETHER: u128 = 1_000_000_000_000_000_000;
 fn address(i: u8) -> Address {
     let mut bytes = [0u8; 32];
     bytes[31] = i + 1;
-    bytes[0] = 0xab;
+    // Spread over the stripes of match ids, which the first bytes choose, as hashes do.
+    bytes[0] = 0xa0 + i;
     Address::from_bytes(bytes)
 }
 
@@ -877,6 +879,9 @@ fn simulate(
     config.finished_retention_ms = rng.random_range(1_000..120_000);
     config.idempotency_window_ms = rng.random_range(1_000..300_000);
     config.max_stake = ETHER;
+    // One counter of match ids, or several (partitioned ordering's stripes).
+    config.match_id_stripes = NonZeroU16::new([1, 3, 16][(seed % 3) as usize]).expect("not zero");
+    println!("stripes of match ids: {}", config.match_id_stripes);
 
     let mut engine = Engine::new(config.clone());
     let mut shadow = Engine::new(config);
@@ -1154,9 +1159,13 @@ fn commands_with_disjoint_keys_commute() {
     let least = if steps < 20_000 { 1 } else { 20 };
     let mut both_acted: BTreeMap<(&'static str, &'static str), u64> = BTreeMap::new();
     let (mut disjoint, mut overlapping) = (0u64, 0u64);
+    // Disjoint pairs in which both commands created a match, by the count of stripes.
+    let mut both_created: BTreeMap<u16, u64> = BTreeMap::new();
     for run in 0..4 {
         let seed = base_seed() + 200 + run;
+        let stripes = [1, 4, 16, 64][run as usize];
         let mut config = Config::new(owner());
+        config.match_id_stripes = NonZeroU16::new(stripes).expect("not zero");
         config.seed = seed;
         config.automatic_timeouts = run % 2 == 1;
         config.rematch_start = if run < 2 {
@@ -1196,10 +1205,15 @@ fn commands_with_disjoint_keys_commute() {
             } else {
                 disjoint += 1;
                 let context = format!("seed {seed}, step {index}");
-                if common::assert_commute(&engine, &a, &b, &context).is_some() {
+                if let Some(receipts) = common::assert_commute(&engine, &a, &b, &context) {
                     *both_acted
                         .entry((a.command.name(), b.command.name()))
                         .or_default() += 1;
+                    let created =
+                        |r: &Receipt| r.events.iter().any(|e| e.creates_match().is_some());
+                    if receipts.iter().all(created) {
+                        *both_created.entry(stripes).or_default() += 1;
+                    }
                 }
             }
             // The state moves on by both, so the pairs come from ever new states.
@@ -1215,6 +1229,17 @@ fn commands_with_disjoint_keys_commute() {
         *acted.entry(b).or_default() += n;
     }
     println!("each kind in pairs in which both acted: {acted:?}");
+    println!("pairs in which both created a match, by stripes of match ids: {both_created:?}");
+    // One counter of match ids orders every two commands that create matches; with more,
+    // commands of players in different stripes create side by side.
+    assert_eq!(both_created.get(&1), None);
+    for stripes in [4, 16, 64] {
+        let n = both_created.get(&stripes).copied().unwrap_or(0);
+        assert!(
+            n >= least,
+            "with {stripes} stripes, {n} disjoint pairs both created a match, fewer than {least}"
+        );
+    }
     for name in [
         "move",
         "challenge",

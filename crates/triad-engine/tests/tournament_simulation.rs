@@ -35,7 +35,8 @@ fn owner() -> Address {
 
 fn player(i: u32) -> Address {
     let mut bytes = [0u8; 32];
-    bytes[0] = 0xab;
+    // The first byte spreads players over the stripes of match ids, as hashes do.
+    bytes[0] = i.to_le_bytes()[0];
     bytes[28..].copy_from_slice(&(i + 1).to_be_bytes());
     Address::from_bytes(bytes)
 }
@@ -70,6 +71,8 @@ impl Sim {
     fn new(label: &'static str, seed: u64) -> Sim {
         let mut config = Config::new(owner());
         config.seed = seed;
+        // A round's games take their ids from their first seats' stripes.
+        config.match_id_stripes = std::num::NonZeroU16::new(8).expect("not zero");
         let engine = Engine::new(config.clone());
         Sim {
             shadow: engine.clone(),

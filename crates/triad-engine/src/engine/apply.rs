@@ -27,11 +27,11 @@ impl Engine {
             "events apply in sequence, without gaps"
         );
         assert!(event.at_ms >= self.clock_ms, "time does not go backwards");
-        // Match ids are given in order: an id not given yet is new, and only the events
-        // that say they create a match bring one.
+        // Match ids are given in order within their stripes: an id not given yet is new,
+        // and only the events that say they create a match bring one.
         assert_eq!(
             event.creates_match(),
-            event.match_id().filter(|id| id.0 >= self.next_match),
+            event.match_id().filter(|&id| self.is_new_match_id(id)),
             "an event creates a match exactly when it names a new one"
         );
         let now = event.at_ms;
@@ -382,8 +382,13 @@ impl Engine {
         origin: Origin,
         now: u64,
     ) {
-        assert_eq!(id.0, self.next_match, "match ids are given in order");
-        self.next_match += 1;
+        let (stripe, count) = self.match_id_place(id);
+        assert_eq!(
+            count,
+            self.next_match[usize::from(stripe)],
+            "match ids are given in order within their stripe"
+        );
+        self.next_match[usize::from(stripe)] += 1;
         let m = Match {
             id,
             origin,

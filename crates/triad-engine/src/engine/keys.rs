@@ -26,9 +26,11 @@ pub enum Key {
     /// or pair any tournament, and the owner's collection of the reserve, which every
     /// ending pays into.
     All,
-    /// The counter of match ids: a command that may create a match, or that names one not
-    /// made yet (whose answer, "unknown match", a new match would change).
-    MatchIds,
+    /// One stripe's counter of match ids ([`Config::match_id_stripes`](crate::Config::match_id_stripes)): a command that
+    /// may create a match in it (the actor's, [`Config::match_id_stripe`](crate::Config::match_id_stripe)), or that
+    /// names one of its ids not given yet (whose answer, "unknown match", a new match
+    /// would change).
+    MatchIds(u16),
     /// The counter of tournament ids and the count of open tournaments, which bounds
     /// creation.
     TournamentIds,
@@ -85,8 +87,14 @@ impl Engine {
     /// };
     /// let deposit = |to| Envelope::new(owner, 0, Command::Deposit { to, amount: 5 });
     /// let keys = |envelope: &Envelope| engine.keys(envelope);
-    /// // Two challenges both take a match id: ordered.
+    /// // Two challenges both take a match id from the one counter: ordered.
     /// assert!(keys(&challenge(a, b)).overlap(&keys(&challenge(c, d))));
+    /// // With the ids in stripes, challengers of two stripes create side by side.
+    /// let mut striped = Config::new(owner);
+    /// striped.match_id_stripes = std::num::NonZeroU16::new(16).unwrap();
+    /// assert_ne!(striped.match_id_stripe(a), striped.match_id_stripe(c));
+    /// let striped = Engine::new(striped);
+    /// assert!(!striped.keys(&challenge(a, b)).overlap(&striped.keys(&challenge(c, d))));
     /// // A deposit to a third player and a challenge between two others: side by side.
     /// assert!(!keys(&deposit(c)).overlap(&keys(&challenge(a, b))));
     /// assert!(keys(&deposit(a)).overlap(&keys(&challenge(a, b))));
@@ -106,7 +114,7 @@ impl Engine {
             }
             Command::Challenge { opponent, .. } => {
                 keys.add(Key::Address(opponent));
-                keys.add(Key::MatchIds);
+                keys.add(self.creates_in(envelope.actor));
             }
             // A crossed challenge, which accepting withdraws, is between the same two
             // players; any other match of the acceptor's refuses the acceptance, which
@@ -130,17 +138,17 @@ impl Engine {
             }
             Command::Rematch { match_id } => {
                 self.match_keys(match_id, &mut keys);
-                keys.add(Key::MatchIds);
+                keys.add(self.creates_in(envelope.actor));
             }
             Command::JoinQueue { game, stake } => {
                 keys.add(Key::Queue(game, stake));
-                keys.add(Key::MatchIds);
+                keys.add(self.creates_in(envelope.actor));
                 // The player who waits there, whose match the joiner would start.
                 if let Some(&waiting) = self.queue.get(&(game, stake)).and_then(|q| q.front()) {
                     self.match_keys(waiting, &mut keys);
                 }
             }
-            Command::PlayComputer { .. } => keys.add(Key::MatchIds),
+            Command::PlayComputer { .. } => keys.add(self.creates_in(envelope.actor)),
             Command::Deposit { to, .. } => {
                 keys.add(Key::Address(to));
                 keys.add(Key::Supply);
@@ -179,11 +187,17 @@ impl Engine {
         without_positions(self) == without_positions(other)
     }
 
-    /// A match's keys: everyone it concerns; or the match ids, for a match not made yet.
+    /// The key of the match ids `creator` creates matches with.
+    fn creates_in(&self, creator: Address) -> Key {
+        Key::MatchIds(self.config.match_id_stripe(creator))
+    }
+
+    /// A match's keys: everyone it concerns; or its stripe of match ids, for a match not
+    /// made yet.
     fn match_keys(&self, id: MatchId, keys: &mut Keys) {
         let Some(m) = self.matches.get(&id) else {
-            if id.0 >= self.next_match {
-                keys.add(Key::MatchIds);
+            if self.is_new_match_id(id) {
+                keys.add(Key::MatchIds(self.match_id_place(id).0));
             }
             return;
         };

@@ -111,7 +111,9 @@ struct IdempotencyEntry {
 pub struct Engine {
     config: Config,
     next_seq: u64,
-    next_match: u64,
+    /// The next count of each stripe of match ids ([`Config::match_id_stripes`]): stripe
+    /// `s`'s next id is `next_match[s] × stripes + s`.
+    next_match: Vec<u64>,
     clock_ms: u64,
     matches: BTreeMap<MatchId, Match>,
     live: BTreeSet<MatchId>,
@@ -190,10 +192,11 @@ impl Engine {
     #[must_use]
     pub fn new(config: Config) -> Engine {
         assert!(config.payouts.is_valid(), "payout shares are at most 100%");
+        let stripes = usize::from(config.match_id_stripes.get());
         Engine {
             config,
             next_seq: 1,
-            next_match: 1,
+            next_match: vec![1; stripes],
             clock_ms: 0,
             matches: BTreeMap::new(),
             live: BTreeSet::new(),
@@ -368,5 +371,28 @@ impl Engine {
             Command::ResumeClocks { down_since_ms } => self.resume_clocks(actor, down_since_ms, b),
         }
         .map(|()| None)
+    }
+}
+
+/// Match ids, each from its stripe's counter ([`Config::match_id_stripes`]).
+impl Engine {
+    /// Stripe `stripe`'s next id.
+    fn next_in_stripe(&self, stripe: u16) -> MatchId {
+        let stripes = u64::from(self.config.match_id_stripes.get());
+        MatchId(self.next_match[usize::from(stripe)] * stripes + u64::from(stripe))
+    }
+
+    /// A match id's stripe, and its count within the stripe.
+    fn match_id_place(&self, id: MatchId) -> (u16, u64) {
+        let stripes = u64::from(self.config.match_id_stripes.get());
+        let stripe = u16::try_from(id.0 % stripes).expect("a stripe is below a u16 count");
+        (stripe, id.0 / stripes)
+    }
+
+    /// Whether no match has had `id`, and one may still get it: its stripe's counter has
+    /// not reached it. (Ids below the stripe count are never given.)
+    fn is_new_match_id(&self, id: MatchId) -> bool {
+        let (stripe, count) = self.match_id_place(id);
+        count >= self.next_match[usize::from(stripe)]
     }
 }

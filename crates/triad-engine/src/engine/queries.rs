@@ -56,16 +56,20 @@ impl Engine {
     }
 
     /// The smallest id of a match that can still have an event: the oldest match in
-    /// memory, or the next id when none is. A match leaves memory only for good (finished
-    /// and past `finished_retention_ms`; a replay forgets at the same events), and new
-    /// matches take larger ids, so no event after this point concerns a smaller id.
+    /// memory, or the smallest next id of the stripes when that is smaller. A match leaves
+    /// memory only for good (finished and past `finished_retention_ms`; a replay forgets
+    /// at the same events), and each stripe's new matches take larger ids than its
+    /// last, so no event after this point concerns a smaller id.
     #[must_use]
     pub fn oldest_match_id(&self) -> MatchId {
+        let next = (0..self.config.match_id_stripes.get())
+            .map(|stripe| self.next_in_stripe(stripe))
+            .min()
+            .expect("at least one stripe");
         self.matches
             .keys()
             .next()
-            .copied()
-            .unwrap_or(MatchId(self.next_match))
+            .map_or(next, |&oldest| oldest.min(next))
     }
 
     /// A match by id.

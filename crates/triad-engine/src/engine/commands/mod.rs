@@ -83,8 +83,10 @@ impl Engine {
             .then_some((own, m.stake))
     }
 
-    pub(in crate::engine) fn new_match_id(&self) -> MatchId {
-        MatchId(self.next_match)
+    /// The id of the next match `creator` creates: the next of its stripe
+    /// ([`Config::match_id_stripe`](crate::Config::match_id_stripe)).
+    pub(in crate::engine) fn new_match_id(&self, creator: Address) -> MatchId {
+        self.next_in_stripe(self.config.match_id_stripe(creator))
     }
 
     /// A generator for one random decision about match `id` at its move `ply`, derived

@@ -253,7 +253,7 @@ impl Engine {
             RematchStart::Random => rand::RngExt::random_bool(&mut self.rng(3, id, 0), 0.5),
         };
         let new_seats = if swap { [seats[1], seats[0]] } else { seats };
-        let match_id = self.new_match_id();
+        let match_id = self.new_match_id(actor);
         self.emit(
             b,
             EventKind::GameStarted {

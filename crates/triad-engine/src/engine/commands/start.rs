@@ -26,7 +26,7 @@ impl Engine {
         }
         self.ensure_free(actor)?;
         self.ensure_stake(actor, stake)?;
-        let match_id = self.new_match_id();
+        let match_id = self.new_match_id(actor);
         self.emit(
             b,
             EventKind::ChallengeIssued {
@@ -174,7 +174,7 @@ impl Engine {
                 self.escrow(b, id, actor, stake);
             }
             None => {
-                let match_id = self.new_match_id();
+                let match_id = self.new_match_id(actor);
                 self.emit(
                     b,
                     EventKind::Queued {
@@ -225,7 +225,7 @@ impl Engine {
         b: &mut Batch,
     ) -> Result<(), EngineError> {
         self.ensure_free(actor)?;
-        let match_id = self.new_match_id();
+        let match_id = self.new_match_id(actor);
         let mut seats = [Seat::Computer(level); 2];
         seats[side.index()] = Seat::Human(actor);
         self.emit(

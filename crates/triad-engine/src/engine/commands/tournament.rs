@@ -327,14 +327,12 @@ impl Engine {
         };
         let game = t.spec.game;
         let round = t.round + 1;
-        let seats: Vec<[Seat; 2]> = pairings
+        let players: Vec<[Address; 2]> = pairings
             .iter()
-            .map(|&Pairing { first, second }| {
-                [first, second].map(|e| Seat::Human(t.info(e).address))
-            })
+            .map(|&Pairing { first, second }| [first, second].map(|e| t.info(e).address))
             .collect();
         let bye = bye.map(|e| t.info(e).address);
-        if seats.is_empty() && bye.is_none() && matches!(t.spec.format, Format::Arena { .. }) {
+        if players.is_empty() && bye.is_none() && matches!(t.spec.format, Format::Arena { .. }) {
             return;
         }
         self.emit(
@@ -345,15 +343,16 @@ impl Engine {
                 bye,
             },
         );
-        for seats in seats {
-            let match_id = self.new_match_id();
+        for players in players {
+            // The first seat creates the game, under the clock's `Key::All`.
+            let match_id = self.new_match_id(players[0]);
             self.emit(
                 b,
                 EventKind::GameStarted {
                     match_id,
                     game,
                     stake: 0,
-                    seats,
+                    seats: players.map(Seat::Human),
                     origin: Origin::Tournament {
                         tournament: id,
                         round,
