@@ -25,9 +25,10 @@ use std::{
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use triad_engine::{
-    Account, Address, Command, Config, EndReason, Engine, EngineError, Envelope, Event, EventKind,
-    IdempotencyKey, Level, MatchId, PayoutRules, Phase, Receipt, RematchStart, Seat, StartChoice,
-    Terms, TransferReason,
+    Account, Address, Command, Config, EndReason, Engine, EngineError, Entry, Envelope, Event,
+    EventKind, Format, IdempotencyKey, Level, MatchId, PayoutRules, Phase, Receipt, RematchStart,
+    Seat, StartChoice, Terms, Tournament, TournamentId, TournamentPhase, TournamentSpec,
+    TransferReason, tournament::EntrantStatus,
 };
 use triad_rules::{Cell, GameKind, Mark, Player};
 use triad_solver::puzzles::{self, PuzzleId};
@@ -703,6 +704,97 @@ impl Generator {
 }
 
 impl Generator {
+    /// A tournament's command, for the commutation test (the simulation's own commands
+    /// have none): a free tournament created by a player or the owner, starting soon, or
+    /// a join, a leave, a pause or a call-off of a known tournament (now and then of an
+    /// unknown one); at `now`. The clock's `Tick`, among the simulation's commands,
+    /// starts, pairs and ends them.
+    fn tournament_command(&mut self, engine: &Engine, now: u64) -> Envelope {
+        const HOUR: u64 = 60 * 60 * 1000;
+        let roll = self.rng.random_range(0..10u32);
+        // Mostly a tournament the command can act on: an upcoming one to join or leave, a
+        // running one whose entrant pauses or resumes, an open one to call off.
+        let open: Vec<&Tournament> = engine.tournaments().filter(|t| t.phase.is_open()).collect();
+        let upcoming = |t: &&Tournament| t.phase == TournamentPhase::Upcoming;
+        let running = |t: &&Tournament| t.phase == TournamentPhase::Running;
+        let fitting: Vec<&Tournament> = match roll {
+            0..7 => open.iter().copied().filter(upcoming).collect(),
+            7 | 8 => open.iter().copied().filter(running).collect(),
+            _ => open.clone(),
+        };
+        let made = engine.tournaments().count() as u64;
+        let chosen = if fitting.is_empty() || self.chance(0.05) {
+            None
+        } else {
+            Some(self.pick(&fitting))
+        };
+        let tournament = chosen.map_or_else(
+            || TournamentId(self.rng.random_range(1..made + 3)),
+            |t| t.id,
+        );
+        // One of its entrants leaves or pauses.
+        let entrants: Vec<(Address, EntrantStatus)> = chosen
+            .map(|t| t.entrants.iter().map(|e| (e.address, e.status)).collect())
+            .unwrap_or_default();
+        let mut actor = self.player();
+        let mut paused = self.chance(0.5);
+        if (5..9).contains(&roll) && !entrants.is_empty() && self.chance(0.9) {
+            let (address, status) = self.pick(&entrants);
+            actor = address;
+            paused = status == EntrantStatus::Active;
+        }
+        let open = open.len();
+        let command = match roll {
+            // A few open at a time, and a few dozen in all: every tournament stays in
+            // memory, and each pair clones the engine.
+            0..2 if open < 2 && made < 100 => {
+                // A pool to share out is the owner's to offer.
+                let entry_fee = self.pick(&[0, 0, ETHER / 100]);
+                if entry_fee > 0 || self.chance(0.2) {
+                    actor = owner();
+                }
+                let format = if self.chance(0.5) {
+                    Format::Arena {
+                        duration_ms: self.rng.random_range(HOUR / 2..2 * HOUR),
+                    }
+                } else {
+                    Format::Swiss {
+                        rounds: self.rng.random_range(1..4),
+                    }
+                };
+                Command::CreateTournament {
+                    spec: TournamentSpec {
+                        name: "Commuting".into(),
+                        game: self.game(),
+                        format,
+                        starts_at_ms: now + self.rng.random_range(HOUR..4 * HOUR),
+                        entry: Entry::Everyone,
+                        entry_fee,
+                        prizes_bps: if entry_fee > 0 {
+                            vec![6_000, 3_000]
+                        } else {
+                            Vec::new()
+                        },
+                        max_players: self.rng.random_range(2..8),
+                    },
+                }
+            }
+            0..5 => Command::JoinTournament {
+                tournament,
+                bot: self.chance(0.1),
+            },
+            5..7 => Command::LeaveTournament { tournament },
+            7 | 8 => Command::PauseTournament { tournament, paused },
+            _ => {
+                if self.chance(0.5) {
+                    actor = owner();
+                }
+                Command::CancelTournament { tournament }
+            }
+        };
+        Envelope::new(actor, now, command)
+    }
+
     /// A command likely to act, for the commutation test: most of [`Generator::next`]'s
     /// are refused, which would leave the rarer commands few pairs in which both act. A
     /// legal move in a live match, an acceptance or a decline of an open challenge, a
@@ -1150,8 +1242,9 @@ fn crossed_acceptances_under_random_payout_rules() {
 /// (`Engine::keys`) do not overlap, at the same instant, give the same answers (events,
 /// refusals, duplicates) and leave the same state in either order, but for the places of
 /// their events in the log. Random states from the simulation's generator, and at every
-/// step a second random command beside the first: each pair with disjoint keys is run
-/// both ways from the same state.
+/// step a second random command beside the first (either now and then a tournament's):
+/// each pair with disjoint keys is run both ways from the same state. Four runs, with 1,
+/// 4, 16 and 64 stripes of match ids. (`tests/keys.rs` shows that no key is too much.)
 #[test]
 fn commands_with_disjoint_keys_commute() {
     let steps = (commands_per_run() / 4).max(2_000);
@@ -1176,6 +1269,7 @@ fn commands_with_disjoint_keys_commute() {
         config.finished_retention_ms = 60_000;
         config.idempotency_window_ms = 120_000;
         config.max_stake = ETHER;
+        config.tournaments.players_may_create = true;
         let mut engine = Engine::new(config);
         let mut generator = Generator {
             rng: ChaCha8Rng::seed_from_u64(seed),
@@ -1185,11 +1279,15 @@ fn commands_with_disjoint_keys_commute() {
         };
         for index in 0..steps {
             // Half the time, each of the two is one likely to act.
+            // Half the time, each of the two is one likely to act; now and then, a
+            // tournament's.
             let mut a = generator.next(&engine);
             if generator.chance(0.5)
                 && let Some(likely) = generator.likely_to_act(&engine, a.now_ms)
             {
                 a = likely;
+            } else if generator.chance(0.1) {
+                a = generator.tournament_command(&engine, a.now_ms);
             }
             let mut b = Envelope {
                 now_ms: a.now_ms,
@@ -1199,6 +1297,8 @@ fn commands_with_disjoint_keys_commute() {
                 && let Some(likely) = generator.likely_to_act(&engine, a.now_ms)
             {
                 b = likely;
+            } else if generator.chance(0.1) {
+                b = generator.tournament_command(&engine, a.now_ms);
             }
             if engine.keys(&a).overlap(&engine.keys(&b)) {
                 overlapping += 1;
@@ -1255,6 +1355,11 @@ fn commands_with_disjoint_keys_commute() {
         "deposit",
         "withdraw",
         "attempt_puzzle",
+        "create_tournament",
+        "join_tournament",
+        "leave_tournament",
+        "pause_tournament",
+        "cancel_tournament",
     ] {
         let n = acted.get(name).copied().unwrap_or(0);
         assert!(
