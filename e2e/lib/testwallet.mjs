@@ -22,6 +22,9 @@
 // - chains: the wallet's chains (default ['sui:mainnet', 'sui:testnet']);
 // - noSign: leaves out `sui:signPersonalMessage`.
 //
+// It remembers a site its user connected across the site's reloads, as an extension does,
+// and answers a silent connect with that account.
+//
 // In the page, `window.__testWallet` lets a test act as the wallet's user (`disconnect()`
 // from the extension's side, `sign(bytes)` for the vectors) and see what happened (`log`).
 
@@ -95,15 +98,28 @@ function wallet(options, blake2b256) {
     throw e;
   };
 
+  // As an extension does, the wallet remembers the sites its user connected across their
+  // reloads (here in the site's own storage, under the wallet's name), and a silent
+  // connect answers with the account of a remembered site without asking anyone.
+  const remembered = `__testWallet.connected:${options.name ?? 'Test Wallet'}`;
+  const share = ({ key, address }) => {
+    account = Object.freeze({ address, publicKey: key.publicKey, chains, features: ['sui:signPersonalMessage'], label: 'Account 1' });
+    accounts = [account];
+  };
+
   const features = {
     'standard:connect': {
       version: '1.0.0',
       async connect(input) {
-        const { key, address } = await ready;
-        if (input?.silent) return { accounts };
+        const keyed = await ready;
+        if (input?.silent) {
+          if (!accounts.length && localStorage.getItem(remembered)) share(keyed);
+          log.push(`connect:silent:${accounts.length}`);
+          return { accounts };
+        }
         if (options.reject === 'connect') refuse('connect');
-        account = Object.freeze({ address, publicKey: key.publicKey, chains, features: ['sui:signPersonalMessage'], label: 'Account 1' });
-        accounts = [account];
+        share(keyed);
+        localStorage.setItem(remembered, '1');
         log.push('connect');
         emitChange();
         return { accounts };
@@ -115,6 +131,7 @@ function wallet(options, blake2b256) {
         log.push('disconnect');
         accounts = [];
         account = null;
+        localStorage.removeItem(remembered);
         emitChange();
       },
     },

@@ -4,9 +4,12 @@
 // Ed25519 key in Sui's personal-message format, and logs in: the page then plays as the
 // wallet's address. A wallet whose user says no changes nothing; one that signs with the
 // wrong key is refused by the server, its code shown; a disconnect from either side returns
-// to the browser's own key; no wallet at all is said plainly.
+// to the browser's own key; a reload finds the wallet again and asks it nothing it must
+// show its user, and a wallet gone or a login ended since falls back to the browser's own
+// key, saying so; no wallet at all is said plainly.
 
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -42,7 +45,7 @@ async function connect(page, name = 'Test Wallet') {
   await page.getByRole('button', { name: `Connect ${name}` }).click();
 }
 
-/** Navigates inside the app (a reload would end the wallet's page-long login). */
+/** Navigates inside the app, as a player does. */
 async function go(page, href) {
   await page.locator(`a[href="${href}"]:visible`).first().click();
   await page.waitForURL((url) => url.pathname === href);
@@ -147,7 +150,70 @@ test('a wallet that registers after the app is found; disconnecting in the walle
   assert.equal(await page.locator('.balance-chip').count(), 0);
   assert.equal(await page.locator('#sui-wallet-notice').count(), 0, 'a chosen log out needs no notice');
   assert.equal((await page.evaluate(() => window.__testWallet.log)).filter((l) => l === 'disconnect').length, 2);
+  // And out it stays after a reload: neither the wallet nor the browser's key logs in.
+  await page.reload();
+  await page.locator('.wallet-identity').getByRole('button', { name: 'Log in' }).waitFor();
+  assert.equal(await page.locator('.balance-chip').count(), 0);
   assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+test('a reload plays as the wallet again, asking it silently; after a disconnect, as the own key', async () => {
+  // The wallet registers after the page has loaded, as a slow extension does: the reload
+  // waits for it.
+  // Its key outlives the page, as a wallet's does.
+  const seedHex = randomBytes(32).toString('hex');
+  const { page, own, wallet } = await walletPage({ order: 'after', name: 'Kept Wallet', seedHex });
+  await connect(page, 'Kept Wallet');
+  await page.locator(`#header-address[data-address="${wallet.address}"]`).waitFor();
+
+  await page.reload();
+  await page.locator(`#header-address[data-address="${wallet.address}"]`).waitFor();
+  await page.locator('.sui-wallet-row.is-connected', { hasText: 'Kept Wallet' }).waitFor();
+  // The wallet was asked only silently: no prompt to connect, nothing to sign.
+  const asked = (log) => log.filter((l) => l.startsWith('connect') || l.startsWith('sign'));
+  assert.deepEqual(asked(await page.evaluate(() => window.__testWallet.log)), ['connect:silent:1']);
+  const me = await page.evaluate(async () => (await import('/js/api.js')).api('GET', '/api/me'));
+  assert.equal(me.address, wallet.address);
+  assert.equal(await page.locator('#sui-wallet-notice').count(), 0);
+
+  // Disconnected by the player, the wallet is not asked again on the next load.
+  await page.getByRole('button', { name: 'Disconnect' }).click();
+  await page.locator(`#header-address[data-address="${own}"]`).waitFor();
+  await page.reload();
+  await page.locator(`#header-address[data-address="${own}"]`).waitFor();
+  await page.locator('.sui-wallet-row', { hasText: 'Kept Wallet' }).getByRole('button', { name: 'Connect Kept Wallet' }).waitFor();
+  assert.deepEqual(asked(await page.evaluate(() => window.__testWallet.log)), []);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+test('a saved wallet login whose token ended, or whose wallet is gone, falls back to the own key and says so', async () => {
+  const { page, own, wallet } = await walletPage({ name: 'Kept Wallet', seedHex: randomBytes(32).toString('hex') });
+  await connect(page, 'Kept Wallet');
+  await page.locator(`#header-address[data-address="${wallet.address}"]`).waitFor();
+  // The session ends on the server's side (here: revoked with the token the page saved).
+  const token = await page.evaluate(() => JSON.parse(localStorage.getItem('triad.walletLogin')).token);
+  await server.request('POST', '/api/auth/logout', undefined, token);
+  await page.reload();
+  await page.locator(`#header-address[data-address="${own}"]`).waitFor();
+  await page.locator('#sui-wallet-notice', { hasText: "Kept Wallet's login has ended: you play with this browser's key." }).waitFor();
+  // Nothing was signed to get it back: the player chooses when to connect again.
+  assert.ok(!(await page.evaluate(() => window.__testWallet.log)).some((l) => l.startsWith('sign')));
+  // The one console line is the refused check of the ended token.
+  assert.deepEqual(page.errors.filter((e) => !/status of 401\b.*\/api\/me\b/.test(e)), []);
+
+  // Connected again, then opened where the wallet is not installed (another page of the
+  // same browser profile, without the extension's script).
+  await connect(page, 'Kept Wallet');
+  await page.locator(`#header-address[data-address="${wallet.address}"]`).waitFor();
+  const bare = await page.context().newPage();
+  bare.errors = [];
+  bare.on('pageerror', (e) => bare.errors.push(String(e)));
+  await bare.goto('/wallet');
+  await bare.locator(`#header-address[data-address="${own}"]`).waitFor({ state: 'attached' });
+  await bare.locator('#sui-wallet-notice', { hasText: "Kept Wallet was not found in this browser: you play with this browser's key." }).waitFor();
+  assert.deepEqual(bare.errors, []);
   await page.context().close();
 });
 

@@ -11,12 +11,17 @@
  *
  * A Sui wallet connected through the Wallet Standard ({@link connectSuiWallet}) logs in
  * instead of the page's key: its account's address is the player, and the wallet signs the
- * challenge as a Sui personal message. That login lasts for the page: its token is kept in
- * memory only, and a reload, or a disconnect (by the page or by the wallet), returns to the
- * page's own key, whose saved login still stands. Moves made through a connected wallet go
- * unsigned (the API allows it; the server's transcript key signs every match either way):
- * the move signature is a plain Ed25519 signature, which a wallet does not make, and a
- * wallet prompt for every move would be no game.
+ * challenge as a Sui personal message. Its login is saved beside the page key's, with the
+ * wallet's name and the account: after a reload the page finds that wallet again and asks
+ * it, silently (`standard:connect` with `silent`), for the accounts it still shares; when
+ * the account is among them the saved token stands, and nothing is asked of the player.
+ * When the wallet is gone, shares the account no more, or the token was refused, the page
+ * says so and plays with its own key, whose saved login still stands; so does a disconnect
+ * (by the page or by the wallet). A log out while the wallet plays logs out the page's key
+ * too. Moves made through a connected wallet go unsigned (the API allows it; the server's
+ * transcript key signs every match either way): the move signature is a plain Ed25519
+ * signature, which a wallet does not make, and a wallet prompt for every move would be no
+ * game.
  *
  * Views listen with {@link onSession} (the session changed: login, balance, active match)
  * and {@link onInbox} (an inbox event: a challenge, a match start, money).
@@ -26,7 +31,7 @@
 import { api, ApiError, newestOnly, onTokenRejected, setToken, settled } from './api.js';
 import { realtime } from './realtime.js';
 import { addressOf, loadOrCreateWallet, signText, storeWallet, walletSupport } from './wallet.js';
-import { connectWallet, disconnectWallet, onWalletChange, signPersonalMessage, startWalletStandard } from './walletstandard.js';
+import { connectWallet, disconnectWallet, onWalletChange, onWallets, signPersonalMessage, startWalletStandard, suiWallets } from './walletstandard.js';
 import { toHex } from './format.js';
 
 /**
@@ -58,6 +63,10 @@ import { toHex } from './format.js';
 
 const TOKEN_KEY = 'triad.session';
 const LOGGED_OUT_KEY = 'triad.loggedOut';
+/** The connected Sui wallet's login: `{ wallet, address, token, expires_at }`. */
+const WALLET_LOGIN_KEY = 'triad.walletLogin';
+/** How long a reload waits for the saved wallet to register (extensions load with the page). */
+const WALLET_WAIT_MS = 2_000;
 
 export const session = {
   /** @type {SessionStatus} */
@@ -70,7 +79,7 @@ export const session = {
   me: null,
   /** @type {string | null} why the wallet or the login is not available */
   problem: null,
-  /** A Sui wallet logged in instead of the page's key, for this page's life. @type {Connected | null} */
+  /** A Sui wallet logged in instead of the page's key (saved across reloads). @type {Connected | null} */
   connected: null,
   /** Why the last connected wallet was let go, when the player did not ask. @type {string | null} */
   walletNotice: null,
@@ -148,6 +157,7 @@ export async function startSession() {
     changed();
     return;
   }
+  if (await resumeWallet()) return;
   if (localStorage.getItem(LOGGED_OUT_KEY) === session.wallet.address) {
     session.status = 'anonymous';
     changed();
@@ -174,13 +184,21 @@ export async function startSession() {
 }
 
 /**
+ * Whether a saved login's token has a minute left at least.
+ * @param {{ expires_at?: unknown }} saved
+ */
+function fresh(saved) {
+  return Date.parse(String(saved.expires_at)) > Date.now() + 60_000;
+}
+
+/**
  * @param {string} address
  * @returns {string | null}
  */
 function readSavedToken(address) {
   try {
     const saved = JSON.parse(localStorage.getItem(TOKEN_KEY) ?? 'null');
-    if (saved && saved.address === address && Date.parse(saved.expires_at) > Date.now() + 60_000) {
+    if (saved && saved.address === address && fresh(saved)) {
       return String(saved.token);
     }
   } catch {
@@ -276,6 +294,7 @@ async function walletLogin(connected) {
     const result = await walletSession(connected);
     if (session.connected !== connected) return false;
     useToken(result.token);
+    saveWalletLogin(connected, result);
     await goOnline();
     return true;
   } catch (e) {
@@ -312,23 +331,11 @@ function pickAccount(wallet, accounts) {
 export async function connectSuiWallet(wallet) {
   const connected = pickAccount(wallet, await connectWallet(wallet));
   const result = await walletSession(connected);
-  // Signed and accepted: switch. The page's own login stays saved for after a reload; a
-  // wallet connected before is let go.
+  // Signed and accepted: switch. The page's own login stays saved for after the wallet
+  // is let go; a wallet connected before is let go now.
   if (session.connected) await dropWallet(null, false);
-  stopInbox?.();
-  stopInbox = null;
-  session.connected = connected;
-  session.problem = null;
-  session.walletNotice = null;
-  session.status = 'logging-in';
-  useToken(result.token);
-  stopWalletEvents = onWalletChange(wallet, (accounts) => {
-    if (session.connected !== connected) return;
-    if (!accounts.some((a) => String(a.address).toLowerCase() === connected.address)) {
-      void dropWallet(`${wallet.name} disconnected, or switched to another account: you play with this browser's key again.`, true);
-    }
-  });
-  changed();
+  adopt(connected, result.token);
+  saveWalletLogin(connected, result);
   try {
     await goOnline();
   } catch (e) {
@@ -336,6 +343,128 @@ export async function connectSuiWallet(wallet) {
     await dropWallet(null, true);
     throw e;
   }
+}
+
+/**
+ * Plays as a connected wallet's account with `token`, following the wallet's changes: an
+ * account it no longer shares is let go.
+ * @param {Connected} connected
+ * @param {string} token
+ */
+function adopt(connected, token) {
+  stopInbox?.();
+  stopInbox = null;
+  session.connected = connected;
+  session.problem = null;
+  session.walletNotice = null;
+  session.status = 'logging-in';
+  useToken(token);
+  const { wallet } = connected;
+  stopWalletEvents = onWalletChange(wallet, (accounts) => {
+    if (session.connected !== connected) return;
+    if (!accounts.some((a) => String(a.address).toLowerCase() === connected.address)) {
+      void dropWallet(`${wallet.name} disconnected, or switched to another account: you play with this browser's key again.`, true);
+    }
+  });
+  changed();
+}
+
+/**
+ * Saves a wallet's login for after a reload.
+ * @param {Connected} connected
+ * @param {{ token: string, expires_at: string }} login
+ */
+function saveWalletLogin(connected, login) {
+  const saved = { wallet: connected.wallet.name, address: connected.address, token: login.token, expires_at: login.expires_at };
+  localStorage.setItem(WALLET_LOGIN_KEY, JSON.stringify(saved));
+}
+
+/** The saved wallet login, when its token has time left. @returns {{ wallet: string, address: string, token: string } | null} */
+function readWalletLogin() {
+  try {
+    const saved = JSON.parse(localStorage.getItem(WALLET_LOGIN_KEY) ?? 'null');
+    if (saved && typeof saved.wallet === 'string' && typeof saved.address === 'string' && typeof saved.token === 'string' && fresh(saved)) {
+      return { wallet: saved.wallet, address: saved.address, token: saved.token };
+    }
+  } catch {
+    /* a damaged entry is dropped below */
+  }
+  localStorage.removeItem(WALLET_LOGIN_KEY);
+  return null;
+}
+
+/**
+ * The registered Sui wallet called `name`; waits up to `ms` for it to register.
+ * @param {string} name
+ * @param {number} ms
+ * @returns {Promise<StandardWallet | null>}
+ */
+function registeredWallet(name, ms) {
+  const find = () => suiWallets().find((w) => w.name === name) ?? null;
+  const now = find();
+  if (now) return Promise.resolve(now);
+  return new Promise((resolve) => {
+    const done = (/** @type {StandardWallet | null} */ wallet) => {
+      clearTimeout(timer);
+      stop();
+      resolve(wallet);
+    };
+    const timer = setTimeout(() => done(null), ms);
+    const stop = onWallets('register', () => {
+      const wallet = find();
+      if (wallet) done(wallet);
+    });
+  });
+}
+
+/**
+ * After a reload, plays again as the wallet account saved, without asking the player: the
+ * wallet is found among those registered, asked silently for the accounts it shares, and
+ * the saved token must still stand. When any of it fails, the saved login is forgotten
+ * and the player told why.
+ * @returns {Promise<boolean>} whether the wallet's account plays
+ */
+async function resumeWallet() {
+  const saved = readWalletLogin();
+  if (!saved) return false;
+  session.status = 'logging-in';
+  changed();
+  const wallet = await registeredWallet(saved.wallet, WALLET_WAIT_MS);
+  /** @type {Connected | null} */
+  let connected = null;
+  if (wallet) {
+    try {
+      const shared = (await connectWallet(wallet, { silent: true })).filter((a) => String(a.address).toLowerCase() === saved.address);
+      connected = pickAccount(wallet, shared);
+    } catch {
+      /* not shared (or not an Ed25519 account): said below */
+    }
+  }
+  if (!connected) {
+    localStorage.removeItem(WALLET_LOGIN_KEY);
+    session.walletNotice = wallet
+      ? `${saved.wallet} no longer shares the account you logged in with: you play with this browser's key. Connect it again to play as that account.`
+      : `${saved.wallet} was not found in this browser: you play with this browser's key. Connect a wallet on the wallet page to play as its account.`;
+    return false;
+  }
+  // The saved token is asked about before it is used: a refused one must not set off a new
+  // login, which would have the wallet ask its user to sign with nobody having asked.
+  const check = await fetch('/api/me', { headers: { authorization: `Bearer ${saved.token}` } }).catch(() => null);
+  if (check?.status === 401) {
+    localStorage.removeItem(WALLET_LOGIN_KEY);
+    session.walletNotice = `${saved.wallet}'s login has ended: you play with this browser's key. Connect it again to play as that account.`;
+    return false;
+  }
+  adopt(connected, saved.token);
+  try {
+    await goOnline();
+  } catch (e) {
+    // As for the page's own key: the server could not be reached. The login stays saved.
+    session.status = 'error';
+    session.problem = e instanceof Error ? e.message : String(e);
+    changed();
+  }
+  return true;
 }
 
 /** @type {() => void} */
@@ -363,6 +492,7 @@ async function dropWallet(why, resume) {
   stopWalletEvents();
   stopWalletEvents = () => {};
   session.connected = null;
+  localStorage.removeItem(WALLET_LOGIN_KEY);
   const revoked = currentToken;
   stopInbox?.();
   stopInbox = null;
@@ -406,8 +536,9 @@ async function resumeOwnKey() {
 export async function logout() {
   const connected = session.connected;
   if (connected) {
-    // Out, as asked: not back in with the page's key.
+    // Out, as asked: not back in with the page's key, now or after a reload.
     stopWalletEvents();
+    if (session.wallet) localStorage.setItem(LOGGED_OUT_KEY, session.wallet.address);
     await disconnectWallet(connected.wallet);
     await dropWallet(null, false);
     return;

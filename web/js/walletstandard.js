@@ -125,12 +125,15 @@ export function suiWallets() {
 
 /**
  * Connects: the wallet asks its user, and answers with the accounts it lets the page see.
+ * With `silent`, the wallet asks nobody and answers with the accounts it already lets the
+ * page see (none, when it was never connected or was disconnected since).
  * @param {StandardWallet} wallet
+ * @param {{ silent?: boolean }} [input]
  * @returns {Promise<readonly WalletAccount[]>}
  */
-export async function connectWallet(wallet) {
+export async function connectWallet(wallet, input) {
   /** @type {{ accounts?: readonly WalletAccount[] }} */
-  const result = await wallet.features[CONNECT].connect();
+  const result = await wallet.features[CONNECT].connect(input?.silent ? { silent: true } : undefined);
   return result?.accounts ?? wallet.accounts ?? [];
 }
 
