@@ -26,10 +26,11 @@ pub enum Key {
     /// or pair any tournament, and the owner's collection of the reserve, which every
     /// ending pays into.
     All,
-    /// One stripe's counter of match ids ([`Config::match_id_stripes`](crate::Config::match_id_stripes)): a command that
-    /// may create a match in it (the actor's, [`Config::match_id_stripe`](crate::Config::match_id_stripe)), or that
-    /// names one of its ids not given yet (whose answer, "unknown match", a new match
-    /// would change).
+    /// One stripe's counter of match ids
+    /// ([`Config::match_id_stripes`](crate::Config::match_id_stripes)): a command that may
+    /// create a match in it (the actor's stripe,
+    /// [`Config::match_id_stripe`](crate::Config::match_id_stripe)), or that names one of
+    /// its ids not given yet (whose answer, "unknown match", a new match would change).
     MatchIds(u16),
     /// The counter of tournament ids and the count of open tournaments, which bounds
     /// creation.
@@ -142,10 +143,11 @@ impl Engine {
             }
             Command::JoinQueue { game, stake } => {
                 keys.add(Key::Queue(game, stake));
-                keys.add(self.creates_in(envelope.actor));
-                // The player who waits there, whose match the joiner would start.
-                if let Some(&waiting) = self.queue.get(&(game, stake)).and_then(|q| q.front()) {
-                    self.match_keys(waiting, &mut keys);
+                // The player who waits there, whose match the joiner would start; or, with
+                // nobody waiting, the match the joiner would wait in.
+                match self.queue.get(&(game, stake)).and_then(|q| q.front()) {
+                    Some(&waiting) => self.match_keys(waiting, &mut keys),
+                    None => keys.add(self.creates_in(envelope.actor)),
                 }
             }
             Command::PlayComputer { .. } => keys.add(self.creates_in(envelope.actor)),
