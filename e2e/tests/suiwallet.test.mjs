@@ -189,32 +189,44 @@ test('a reload plays as the wallet again, asking it silently; after a disconnect
 });
 
 test('a saved wallet login whose token ended, or whose wallet is gone, falls back to the own key and says so', async () => {
-  const { page, own, wallet } = await walletPage({ name: 'Kept Wallet', seedHex: randomBytes(32).toString('hex') });
+  const options = { name: 'Kept Wallet', seedHex: randomBytes(32).toString('hex') };
+  const { page, own, wallet } = await walletPage(options);
   await connect(page, 'Kept Wallet');
   await page.locator(`#header-address[data-address="${wallet.address}"]`).waitFor();
-  // The session ends on the server's side (here: revoked with the token the page saved).
-  const token = await page.evaluate(() => JSON.parse(localStorage.getItem('triad.walletLogin')).token);
-  await server.request('POST', '/api/auth/logout', undefined, token);
-  await page.reload();
-  await page.locator(`#header-address[data-address="${own}"]`).waitFor();
-  await page.locator('#sui-wallet-notice', { hasText: "Kept Wallet's login has ended: you play with this browser's key." }).waitFor();
-  // Nothing was signed to get it back: the player chooses when to connect again.
-  assert.ok(!(await page.evaluate(() => window.__testWallet.log)).some((l) => l.startsWith('sign')));
-  // The one console line is the refused check of the ended token.
-  assert.deepEqual(page.errors.filter((e) => !/status of 401\b.*\/api\/me\b/.test(e)), []);
+  const context = page.context();
+  /** Opens the wallet page again in the same browser profile, with the wallet's extension or without. */
+  async function reopen(withWallet) {
+    const next = await context.newPage();
+    next.errors = [];
+    next.on('pageerror', (e) => next.errors.push(String(e)));
+    next.on('console', (m) => m.type() === 'error' && next.errors.push(`${m.text()} (${m.location().url})`));
+    if (withWallet) await installTestWallet(next, options);
+    await next.goto('/wallet');
+    return next;
+  }
 
-  // Connected again, then opened where the wallet is not installed (another page of the
-  // same browser profile, without the extension's script).
-  await connect(page, 'Kept Wallet');
-  await page.locator(`#header-address[data-address="${wallet.address}"]`).waitFor();
-  const bare = await page.context().newPage();
-  bare.errors = [];
-  bare.on('pageerror', (e) => bare.errors.push(String(e)));
-  await bare.goto('/wallet');
+  // The session ends while no page is open (here: revoked with the token the page saved).
+  const token = await page.evaluate(() => JSON.parse(localStorage.getItem('triad.walletLogin')).token);
+  await page.close();
+  await server.request('POST', '/api/auth/logout', undefined, token);
+  const again = await reopen(true);
+  await again.locator(`#header-address[data-address="${own}"]`).waitFor({ state: 'attached' });
+  await again.locator('#sui-wallet-notice', { hasText: "Kept Wallet's login has ended: you play with this browser's key." }).waitFor();
+  // Nothing was signed to get it back: the player chooses when to connect again.
+  assert.ok(!(await again.evaluate(() => window.__testWallet.log)).some((l) => l.startsWith('sign')));
+  // The one console line is the refused check of the ended token.
+  assert.deepEqual(again.errors.filter((e) => !/status of 401\b.*\/api\/me\b/.test(e)), []);
+
+  // Connected again, then opened where the wallet is not installed (the same browser
+  // profile, without the extension's script).
+  await connect(again, 'Kept Wallet');
+  await again.locator(`#header-address[data-address="${wallet.address}"]`).waitFor();
+  await again.close();
+  const bare = await reopen(false);
   await bare.locator(`#header-address[data-address="${own}"]`).waitFor({ state: 'attached' });
   await bare.locator('#sui-wallet-notice', { hasText: "Kept Wallet was not found in this browser: you play with this browser's key." }).waitFor();
   assert.deepEqual(bare.errors, []);
-  await page.context().close();
+  await context.close();
 });
 
 test('a wallet dropped while its login is still loading asks nothing without a login', async () => {

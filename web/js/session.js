@@ -65,7 +65,7 @@ const TOKEN_KEY = 'triad.session';
 const LOGGED_OUT_KEY = 'triad.loggedOut';
 /** The connected Sui wallet's login: `{ wallet, address, token, expires_at }`. */
 const WALLET_LOGIN_KEY = 'triad.walletLogin';
-/** How long a reload waits for the saved wallet to register (extensions load with the page). */
+/** How long a reload waits for the saved wallet to register once the page has loaded. */
 const WALLET_WAIT_MS = 2_000;
 
 export const session = {
@@ -394,7 +394,8 @@ function readWalletLogin() {
 }
 
 /**
- * The registered Sui wallet called `name`; waits up to `ms` for it to register.
+ * The registered Sui wallet called `name`; waits for it to register until `ms` after the
+ * page has loaded (extensions register as it loads, some once it has).
  * @param {string} name
  * @param {number} ms
  * @returns {Promise<StandardWallet | null>}
@@ -404,16 +405,23 @@ function registeredWallet(name, ms) {
   const now = find();
   if (now) return Promise.resolve(now);
   return new Promise((resolve) => {
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    let timer;
     const done = (/** @type {StandardWallet | null} */ wallet) => {
       clearTimeout(timer);
+      window.removeEventListener('load', arm);
       stop();
       resolve(wallet);
     };
-    const timer = setTimeout(() => done(null), ms);
+    const arm = () => {
+      timer = setTimeout(() => done(null), ms);
+    };
     const stop = onWallets('register', () => {
       const wallet = find();
       if (wallet) done(wallet);
     });
+    if (document.readyState === 'complete') arm();
+    else window.addEventListener('load', arm, { once: true });
   });
 }
 
