@@ -185,7 +185,15 @@ test('people in Chromium and triad agents play one Swiss tournament to its end',
       await bob.locator('#pairings').waitFor();
       await screenshot(bob, 'tournament-phone-mid');
     }),
-  ]);
+  ]).catch(async (e) => {
+    // Stuck: say where the event stood and what the agents said, since a game that
+    // never ends (the clock stands still during games) is most likely an agent's.
+    clockRunning = false;
+    const t = await server.request('GET', `/api/tournaments/${id}`).catch((r) => ({ error: String(r) }));
+    const said = bots.map((b, i) => `agent ${i + 1} (exit ${b.child.exitCode}): ${b.err.join('').trim()}`);
+    const stood = `phase ${t.phase}, round ${t.round}, pairings ${JSON.stringify(t.pairings ?? t.error)}`;
+    throw new Error(`${e.message}\n${stood}\n${said.join('\n')}`, { cause: e });
+  });
   clockRunning = false;
   await clock;
 
