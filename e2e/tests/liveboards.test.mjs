@@ -142,7 +142,7 @@ test('at most eight boards are drawn and followed; the rest are counted', async 
   const [c, d] = await Promise.all([apiPlayer(), apiPlayer()]);
   await startMatch(c, d);
   const asked = Date.now();
-  while (held === 0 && Date.now() - asked < 5000) await page.waitForTimeout(25);
+  while (held === 0 && Date.now() - asked < 15_000) await page.waitForTimeout(25);
   assert.ok(held > 0, 'the new match made the page read the lobby again');
   await page.locator('a[href="/leaderboard"]:visible').first().click();
   await page.waitForURL(/\/leaderboard$/);
