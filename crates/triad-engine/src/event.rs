@@ -360,6 +360,16 @@ pub enum EventKind {
         /// When the service came back: the event's own time.
         resumed_ms: u64,
     },
+    /// The clock swept memory: every idempotency key whose window ended, and every finished
+    /// match whose retention ended, by `before_ms` left the state (a match lives on in the
+    /// log and the store), and every command from here on runs at `before_ms` or later.
+    /// Sent by a `Tick` at most once per [`Engine::SWEEP_EVERY_MS`](crate::Engine::SWEEP_EVERY_MS)
+    /// and only with something to sweep, so the state is the same whatever order commands
+    /// under disjoint keys came in ([`Engine::keys`](crate::Engine::keys)).
+    Forgotten {
+        /// The time swept to: the event's own.
+        before_ms: u64,
+    },
 }
 
 impl EventKind {
@@ -388,6 +398,7 @@ impl EventKind {
             EventKind::TournamentFinished { .. } => "tournament_finished",
             EventKind::TournamentCancelled { .. } => "tournament_cancelled",
             EventKind::ClocksResumed { .. } => "clocks_resumed",
+            EventKind::Forgotten { .. } => "forgotten",
         }
     }
 }
@@ -411,7 +422,8 @@ pub struct Applied {
 pub struct Event {
     /// The global sequence number: 1, 2, 3, … with no gaps.
     pub seq: u64,
-    /// When it happened (the command's `now_ms`, never earlier than the previous event).
+    /// When it happened: the command's `now_ms`, never earlier than the previous event
+    /// under its keys ([`Engine::time_under`](crate::Engine::time_under)).
     pub at_ms: u64,
     /// What happened.
     pub kind: EventKind,
@@ -445,7 +457,8 @@ impl Event {
             | EventKind::TournamentRound { .. }
             | EventKind::TournamentFinished { .. }
             | EventKind::TournamentCancelled { .. }
-            | EventKind::ClocksResumed { .. } => None,
+            | EventKind::ClocksResumed { .. }
+            | EventKind::Forgotten { .. } => None,
         }
     }
 

@@ -1512,17 +1512,27 @@ fn a_tick_ends_every_due_match_in_one_batch() {
 }
 
 #[test]
-fn time_earlier_than_the_last_event_is_clamped_to_it() {
+fn time_earlier_than_the_last_event_under_a_commands_keys_is_clamped_to_it() {
     let mut t = Table::new();
     t.fund(ALICE, ETHER);
     t.at(200_000);
     let id = t.join(ALICE, SOS, ETHER);
-    // A command sent "earlier" happens at the last event's time.
+    // A command under other keys keeps its own time, though a later event came before
+    // it: the deposit to Bob shares no key with Alice's joining.
     t.at(100_000);
     let r = t.ok(OWNER, Command::Deposit { to: BOB, amount: 1 });
-    assert_eq!(r.events[0].at_ms, 200_000);
-    assert_eq!(t.engine.clock_ms(), 200_000);
-    // …and is judged at that time.
+    assert_eq!(r.events[0].at_ms, 100_000);
+    assert_eq!(
+        t.engine.clock_ms(),
+        200_000,
+        "the latest event's, under any key"
+    );
+    // A command sent "earlier" than the last event under its keys happens at that
+    // event's time: Bob's account's, 100 s…
+    t.at(50_000);
+    let r = t.ok(OWNER, Command::Deposit { to: BOB, amount: 1 });
+    assert_eq!(r.events[0].at_ms, 100_000);
+    // …and Alice's, 200 s; and is judged at that time.
     t.at(0);
     let err = t.expect_err(ALICE, Command::Cancel { match_id: id }, 106);
     assert_eq!(
@@ -1545,12 +1555,15 @@ fn time_earlier_than_the_last_event_is_clamped_to_it() {
             your_move: false
         }
     );
-    assert!(
-        t.engine
-            .log_for_tests()
-            .windows(2)
-            .all(|w| w[0].at_ms <= w[1].at_ms)
-    );
+    // The log's times go forwards under each key, not across keys.
+    let log = t.engine.log_for_tests();
+    assert!(log.windows(2).any(|w| w[0].at_ms > w[1].at_ms));
+    let times: Vec<u64> = log
+        .iter()
+        .filter(|e| e.match_id() == Some(id))
+        .map(|e| e.at_ms)
+        .collect();
+    assert!(times.len() > 2 && times.is_sorted(), "{times:?}");
 }
 
 // ----- money --------------------------------------------------------------------------
@@ -2249,7 +2262,7 @@ fn match_ids_come_in_order_from_their_creators_stripe() {
     // the smallest next id of a stripe: stripe 0's third, 12.
     assert_eq!(t.engine.oldest_match_id(), MatchId(4));
     t.advance(t.engine.config().finished_retention_ms + 1);
-    t.fund(ALICE, 1);
+    assert_eq!(kinds(&t.ok(OWNER, Command::Tick).events), ["forgotten"]);
     assert_eq!(t.engine.matches().count(), 0);
     assert_eq!(t.engine.oldest_match_id(), MatchId(12));
     // An id of a stripe's not given yet is unknown; so is one below the stripe count,
@@ -2291,8 +2304,17 @@ fn finished_matches_stay_queryable_for_the_retention_window_then_live_in_the_log
         "still within the window"
     );
     t.ok(BOB, Command::Rematch { match_id: id });
+    // Past the window, commands know it no more…
     t.at(1_001);
-    t.fund(CAROL, 1);
+    t.expect_err(ALICE, Command::Rematch { match_id: id }, 100);
+    // …and the clock's next sweep forgets it, a minute after the last (the first: at 0).
+    assert!(t.engine.match_(id).is_some(), "in memory until the sweep");
+    assert_eq!(t.engine.next_sweep_ms(), Some(Engine::SWEEP_EVERY_MS));
+    assert_eq!(t.engine.next_tick_ms(), Some(Engine::SWEEP_EVERY_MS));
+    t.at(Engine::SWEEP_EVERY_MS - 1);
+    assert!(t.ok(CAROL, Command::Tick).events.is_empty(), "not yet");
+    t.at(Engine::SWEEP_EVERY_MS);
+    assert_eq!(kinds(&t.ok(CAROL, Command::Tick).events), ["forgotten"]);
     assert!(t.engine.match_(id).is_none(), "forgotten by the state");
     assert!(
         t.engine
@@ -2300,7 +2322,13 @@ fn finished_matches_stay_queryable_for_the_retention_window_then_live_in_the_log
             .iter()
             .any(|e| e.match_id() == Some(id))
     );
+    assert_eq!(t.engine.next_sweep_ms(), None, "nothing left to sweep");
     t.expect_err(ALICE, Command::Rematch { match_id: id }, 100);
+    // The sweep, under every key, is the floor of every command's time from there on,
+    // even under a key nothing had touched.
+    t.at(1_500);
+    let r = t.ok(OWNER, Command::Deposit { to: DAVE, amount: 1 });
+    assert_eq!(r.events[0].at_ms, Engine::SWEEP_EVERY_MS);
     // The stats stay.
     assert_eq!(t.record(BOB), (1, 1));
 }

@@ -1239,19 +1239,21 @@ fn crossed_acceptances_under_random_payout_rules() {
 }
 
 /// Partitioned ordering's footing (ARCHITECTURE.md): two commands whose keys
-/// (`Engine::keys`) do not overlap, at the same instant, give the same answers (events,
-/// refusals, duplicates) and leave the same state in either order, but for the places of
-/// their events in the log. Random states from the simulation's generator, and at every
-/// step a second random command beside the first (either now and then a tournament's):
-/// each pair with disjoint keys is run both ways from the same state. Four runs, with 1,
-/// 4, 16 and 64 stripes of match ids. (`tests/keys.rs` shows that no key is too much.)
+/// (`Engine::keys`) do not overlap give the same answers (events, refusals, duplicates)
+/// and leave the same state in either order, but for the places of their events in the
+/// log, each at its own time: up to 2 s apart either way, each raised only to the times of
+/// its own keys (`Engine::time_under`). Random states from the simulation's generator, and
+/// at every step a second random command beside the first (either now and then a
+/// tournament's): each pair with disjoint keys is run both ways from the same state. Four
+/// runs, with 1, 4, 16 and 64 stripes of match ids. (`tests/keys.rs` shows that no key is
+/// too much.)
 #[test]
 fn commands_with_disjoint_keys_commute() {
     let steps = (commands_per_run() / 4).max(2_000);
     // Each kind of command in at least this many disjoint pairs in which both acted.
     let least = if steps < 20_000 { 1 } else { 20 };
     let mut both_acted: BTreeMap<(&'static str, &'static str), u64> = BTreeMap::new();
-    let (mut disjoint, mut overlapping) = (0u64, 0u64);
+    let (mut disjoint, mut overlapping, mut earlier_second) = (0u64, 0u64, 0u64);
     // Disjoint pairs in which both commands created a match, by the count of stripes.
     let mut both_created: BTreeMap<u16, u64> = BTreeMap::new();
     for run in 0..4 {
@@ -1289,16 +1291,18 @@ fn commands_with_disjoint_keys_commute() {
             } else if generator.chance(0.1) {
                 a = generator.tournament_command(&engine, a.now_ms);
             }
+            // Up to 2 s before or after the first.
+            let b_now = (a.now_ms + generator.rng.random_range(0..=4_000)).saturating_sub(2_000);
             let mut b = Envelope {
-                now_ms: a.now_ms,
+                now_ms: b_now,
                 ..generator.next(&engine)
             };
             if generator.chance(0.5)
-                && let Some(likely) = generator.likely_to_act(&engine, a.now_ms)
+                && let Some(likely) = generator.likely_to_act(&engine, b_now)
             {
                 b = likely;
             } else if generator.chance(0.1) {
-                b = generator.tournament_command(&engine, a.now_ms);
+                b = generator.tournament_command(&engine, b_now);
             }
             if engine.keys(&a).overlap(&engine.keys(&b)) {
                 overlapping += 1;
@@ -1313,6 +1317,12 @@ fn commands_with_disjoint_keys_commute() {
                         |r: &Receipt| r.events.iter().any(|e| e.creates_match().is_some());
                     if receipts.iter().all(created) {
                         *both_created.entry(stripes).or_default() += 1;
+                    }
+                    // The second's events earlier than the first's: one clock for the
+                    // whole engine would have raised them in one order and not the other.
+                    let [first, second] = receipts.map(|r| r.events[0].at_ms);
+                    if second < first {
+                        earlier_second += 1;
                     }
                 }
             }
@@ -1330,6 +1340,11 @@ fn commands_with_disjoint_keys_commute() {
     }
     println!("each kind in pairs in which both acted: {acted:?}");
     println!("pairs in which both created a match, by stripes of match ids: {both_created:?}");
+    println!("pairs in which both acted, the second at an earlier time: {earlier_second}");
+    assert!(
+        earlier_second >= least * 50,
+        "{earlier_second} pairs acted with the second earlier than the first"
+    );
     // One counter of match ids orders every two commands that create matches; with more,
     // commands of players in different stripes create side by side.
     assert_eq!(both_created.get(&1), None);

@@ -803,6 +803,10 @@ impl Replay {
                 "type",
                 "is the clocks resuming after an outage, which belongs to no match".to_owned(),
             )),
+            EventKind::Forgotten { .. } => Err((
+                "type",
+                "is the clock sweeping memory, which belongs to no match".to_owned(),
+            )),
         }
     }
 

@@ -9,7 +9,7 @@ use crate::{
 };
 
 use super::index::{clock_deadline, reindex, reindex_challenge};
-use super::{Engine, IdempotencyEntry};
+use super::{Engine, IdempotencyEntry, Key};
 use crate::tournament::pairing::Pairing;
 use crate::tournament::{EntrantStatus, Tournament, TournamentId, TournamentPhase};
 
@@ -26,7 +26,7 @@ impl Engine {
             event.seq, self.next_seq,
             "events apply in sequence, without gaps"
         );
-        assert!(event.at_ms >= self.clock_ms, "time does not go backwards");
+        self.move_key_times(event);
         // Match ids are given in order within their stripes: an id not given yet is new,
         // and only the events that say they create a match bring one.
         assert_eq!(
@@ -315,6 +315,14 @@ impl Engine {
                 down_since_ms,
                 resumed_ms,
             } => self.resume(down_since_ms, resumed_ms, now),
+            &EventKind::Forgotten { before_ms } => {
+                assert!(
+                    before_ms <= now,
+                    "memory is swept to the event's time at most"
+                );
+                self.forget_old_keys(before_ms);
+                self.forget_old_matches(before_ms);
+            }
         }
         if let Some(id) = touched {
             let deadline_after = self.indexed_deadline(id);
@@ -328,14 +336,45 @@ impl Engine {
             );
         }
         self.next_seq += 1;
-        self.clock_ms = now;
+        self.clock_ms = self.clock_ms.max(now);
         if let Some(applied) = &event.applied {
             self.remember(event.seq, now, event.match_id(), applied);
         }
-        self.forget_old_keys(now);
-        self.forget_old_matches(now);
         if let Some(log) = &mut self.log.0 {
             log.push(event.clone());
+        }
+    }
+
+    /// Moves the times of `event`'s keys to its own, checking that time does not go
+    /// backwards under any of them (an event's keys are a part of its command's, whose
+    /// time was raised to theirs). An event under [`Key::All`] is the floor of every key's
+    /// time from here on, which makes their own times redundant.
+    fn move_key_times(&mut self, event: &Event) {
+        let at = event.at_ms;
+        let keys = self.event_keys(event);
+        let backwards = |ms: u64| -> ! {
+            panic!(
+                "time does not go backwards under a key: {} at {at}, after {ms} under {keys:?}",
+                event.kind.name()
+            )
+        };
+        if at < self.floor_ms {
+            backwards(self.floor_ms);
+        }
+        if keys.contains(&Key::All) {
+            if at < self.clock_ms {
+                backwards(self.clock_ms);
+            }
+            self.floor_ms = at;
+            self.key_ms.clear();
+        } else {
+            for &key in &keys {
+                let ms = self.key_ms.entry(key).or_insert(at);
+                if at < *ms {
+                    backwards(*ms);
+                }
+                *ms = at;
+            }
         }
     }
 

@@ -13,14 +13,19 @@
 
 use std::collections::BTreeSet;
 
+use arrayvec::ArrayVec;
+use serde::{Deserialize, Serialize};
 use triad_rules::GameKind;
 use triad_solver::puzzles::PuzzleId;
 
 use super::Engine;
-use crate::{Address, Command, Envelope, MatchId, Origin, TournamentId};
+use crate::{
+    Account, Address, Command, Envelope, Event, EventKind, MatchId, Origin, Phase, TournamentId,
+    TransferReason,
+};
 
 /// One part of the engine's state that commands share.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Key {
     /// Everything: the clock's commands (`Tick`, `ResumeClocks`), which may end any match
     /// or pair any tournament, and the owner's collection of the reserve, which every
@@ -66,8 +71,50 @@ impl Keys {
         self.0.iter().copied()
     }
 
+    /// Whether these are the clock's keys: everything.
+    #[must_use]
+    pub fn all(&self) -> bool {
+        self.0.contains(&Key::All)
+    }
+}
+
+/// Where a command's or an event's keys are named, one by one: a set of them ([`Keys`]), a
+/// short list (an event's, in `apply`), or the latest time among them ([`Latest`]), so
+/// that the hot path allocates nothing.
+pub(super) trait KeySink {
+    fn add(&mut self, key: Key);
+}
+
+impl KeySink for Keys {
     fn add(&mut self, key: Key) {
         self.0.insert(key);
+    }
+}
+
+/// An event's keys: at most 8 (a transfer between a match's escrow, which names the up to
+/// four addresses it concerns, and an account; a match's event: its four and its queue).
+pub(super) type EventKeys = ArrayVec<Key, 8>;
+
+impl KeySink for EventKeys {
+    fn add(&mut self, key: Key) {
+        self.push(key);
+    }
+}
+
+/// The latest time under the keys named: never before the floor, and for [`Key::All`],
+/// the latest of all ([`Engine::time_under`]).
+struct Latest<'a> {
+    engine: &'a Engine,
+    ms: u64,
+}
+
+impl KeySink for Latest<'_> {
+    fn add(&mut self, key: Key) {
+        let ms = match key {
+            Key::All => self.engine.clock_ms,
+            key => self.engine.key_ms.get(&key).copied().unwrap_or(0),
+        };
+        self.ms = self.ms.max(ms);
     }
 }
 
@@ -107,6 +154,22 @@ impl Engine {
     #[must_use]
     pub fn keys(&self, envelope: &Envelope) -> Keys {
         let mut keys = Keys::default();
+        self.name_keys(envelope, &mut keys);
+        keys
+    }
+
+    /// The time `envelope`'s command runs at, at the earliest:
+    /// [`time_under`](Engine::time_under) its keys, without collecting them.
+    pub(super) fn command_time(&self, envelope: &Envelope) -> u64 {
+        let mut latest = Latest {
+            engine: self,
+            ms: self.floor_ms,
+        };
+        self.name_keys(envelope, &mut latest);
+        latest.ms
+    }
+
+    fn name_keys(&self, envelope: &Envelope, keys: &mut impl KeySink) {
         // Every command reads the actor's idempotency keys and registry slot.
         keys.add(Key::Address(envelope.actor));
         match envelope.command {
@@ -120,7 +183,7 @@ impl Engine {
             // A crossed challenge, which accepting withdraws, is between the same two
             // players; any other match of the acceptor's refuses the acceptance, which
             // reads only the acceptor's registry slot.
-            Command::AcceptChallenge { match_id, .. } => self.match_keys(match_id, &mut keys),
+            Command::AcceptChallenge { match_id, .. } => self.match_keys(match_id, keys),
             // A game's ending in a tournament scores it in its two entrants' records,
             // under their addresses' keys: a tournament's key is for what concerns all of
             // its entrants (joining, leaving, pairing, calling it off).
@@ -128,9 +191,9 @@ impl Engine {
             | Command::Move { match_id, .. }
             | Command::Forfeit { match_id }
             | Command::ClaimTimeout { match_id }
-            | Command::Abort { match_id } => self.match_keys(match_id, &mut keys),
+            | Command::Abort { match_id } => self.match_keys(match_id, keys),
             Command::Cancel { match_id } => {
-                self.match_keys(match_id, &mut keys);
+                self.match_keys(match_id, keys);
                 if let Some(m) = self.matches.get(&match_id)
                     && m.origin == Origin::Queue
                 {
@@ -138,7 +201,7 @@ impl Engine {
                 }
             }
             Command::Rematch { match_id } => {
-                self.match_keys(match_id, &mut keys);
+                self.match_keys(match_id, keys);
                 keys.add(self.creates_in(envelope.actor));
             }
             Command::JoinQueue { game, stake } => {
@@ -146,7 +209,7 @@ impl Engine {
                 // The player who waits there, whose match the joiner would start; or, with
                 // nobody waiting, the match the joiner would wait in.
                 match self.queue.get(&(game, stake)).and_then(|q| q.front()) {
-                    Some(&waiting) => self.match_keys(waiting, &mut keys),
+                    Some(&waiting) => self.match_keys(waiting, keys),
                     None => keys.add(self.creates_in(envelope.actor)),
                 }
             }
@@ -163,16 +226,136 @@ impl Engine {
             Command::JoinTournament { tournament, .. }
             | Command::LeaveTournament { tournament }
             | Command::PauseTournament { tournament, .. } => {
-                self.tournament_keys(tournament, false, &mut keys);
+                self.tournament_keys(tournament, false, keys);
             }
             Command::CancelTournament { tournament } => {
                 // Calling one off refunds every entrant and frees a place among the open
                 // tournaments.
-                self.tournament_keys(tournament, true, &mut keys);
+                self.tournament_keys(tournament, true, keys);
                 keys.add(Key::TournamentIds);
             }
         }
+    }
+
+    /// The time a command under `keys` runs at, at the earliest: the latest event's under
+    /// any of them, never before the last event under [`Key::All`]; for the clock's
+    /// commands, which hold `Key::All`, the latest event's of all. So time never goes
+    /// backwards under one key, and commands under disjoint keys keep their own times.
+    #[must_use]
+    pub fn time_under(&self, keys: &Keys) -> u64 {
+        let mut latest = Latest {
+            engine: self,
+            ms: self.floor_ms,
+        };
+        keys.iter().for_each(|key| latest.add(key));
+        latest.ms
+    }
+
+    /// The keys whose state `event` changes, from the state before it: a part of the keys
+    /// of the command that caused it, so that the command's time, raised to its keys'
+    /// ([`time_under`](Engine::time_under)), is not before theirs. The clock's own events
+    /// (an outage given back, memory swept) hold [`Key::All`].
+    pub(super) fn event_keys(&self, event: &Event) -> EventKeys {
+        let mut keys = EventKeys::new();
+        let stripe = |id: MatchId| Key::MatchIds(self.match_id_place(id).0);
+        match &event.kind {
+            &EventKind::ChallengeIssued {
+                match_id,
+                challenger,
+                opponent,
+                ..
+            } => {
+                keys.add(Key::Address(challenger));
+                keys.add(Key::Address(opponent));
+                keys.add(stripe(match_id));
+            }
+            &EventKind::Queued {
+                match_id,
+                player,
+                game,
+                stake,
+            } => {
+                keys.add(Key::Address(player));
+                keys.add(Key::Queue(game, stake));
+                keys.add(stripe(match_id));
+            }
+            EventKind::GameStarted {
+                match_id, seats, ..
+            } if event.creates_match().is_some() => {
+                for address in seats.iter().filter_map(|seat| seat.address()) {
+                    keys.add(Key::Address(address));
+                }
+                keys.add(stripe(*match_id));
+            }
+            EventKind::ChallengeAccepted { match_id }
+            | EventKind::ChallengeDeclined { match_id }
+            | EventKind::ChallengeExpired { match_id }
+            | EventKind::GameStarted { match_id, .. }
+            | EventKind::Moved { match_id, .. }
+            | EventKind::MatchAborted { match_id, .. }
+            | EventKind::GameEnded { match_id, .. }
+            | EventKind::RematchOffered { match_id, .. } => {
+                self.event_match_keys(*match_id, &mut keys);
+                // A pairing starts a waiting queue entry, and a cancel ends one: both take
+                // it out of its queue.
+                if let Some(m) = self.matches.get(match_id)
+                    && m.origin == Origin::Queue
+                    && m.phase == Phase::Waiting
+                {
+                    keys.add(Key::Queue(m.game(), m.stake));
+                }
+            }
+            EventKind::Transferred { transfer, .. } => {
+                for account in [transfer.from, transfer.to] {
+                    match account {
+                        Account::Player(address) => keys.add(Key::Address(address)),
+                        Account::Escrow(id) => self.event_match_keys(id, &mut keys),
+                        Account::Pool(id) => keys.add(Key::Tournament(id)),
+                        Account::Outside if transfer.reason == TransferReason::Deposit => {
+                            keys.add(Key::Supply);
+                        }
+                        // The reserve only grows but by the owner's collection, under the
+                        // clock's key; what is withdrawn, no command reads.
+                        Account::Outside | Account::Reserve => {}
+                    }
+                }
+            }
+            &EventKind::PuzzleAttempted { puzzle, player, .. } => {
+                keys.add(Key::Puzzle(puzzle));
+                keys.add(Key::Address(player));
+            }
+            &EventKind::TournamentCreated {
+                tournament,
+                organizer,
+                ..
+            } => {
+                keys.add(Key::TournamentIds);
+                keys.add(Key::Tournament(tournament));
+                keys.add(Key::Address(organizer));
+            }
+            &EventKind::TournamentJoined { tournament, .. }
+            | &EventKind::TournamentLeft { tournament, .. }
+            | &EventKind::TournamentPaused { tournament, .. }
+            | &EventKind::TournamentStarted { tournament }
+            | &EventKind::TournamentRound { tournament, .. } => {
+                keys.add(Key::Tournament(tournament));
+            }
+            &EventKind::TournamentFinished { tournament, .. }
+            | &EventKind::TournamentCancelled { tournament } => {
+                keys.add(Key::Tournament(tournament));
+                keys.add(Key::TournamentIds);
+            }
+            EventKind::ClocksResumed { .. } | EventKind::Forgotten { .. } => keys.add(Key::All),
+        }
         keys
+    }
+
+    /// The keys of a match an event concerns: everyone it concerns.
+    fn event_match_keys(&self, id: MatchId, keys: &mut impl KeySink) {
+        let m = self.matches.get(&id).expect("an event's match is known");
+        for address in m.concerned() {
+            keys.add(Key::Address(address));
+        }
     }
 
     /// Whether `self` and `other` hold the same state but for the places of their events
@@ -198,7 +381,7 @@ impl Engine {
 
     /// A match's keys: everyone it concerns; or its stripe of match ids, for a match not
     /// made yet.
-    fn match_keys(&self, id: MatchId, keys: &mut Keys) {
+    fn match_keys(&self, id: MatchId, keys: &mut impl KeySink) {
         let Some(m) = self.matches.get(&id) else {
             if self.is_new_match_id(id) {
                 keys.add(Key::MatchIds(self.match_id_place(id).0));
@@ -212,7 +395,7 @@ impl Engine {
 
     /// A tournament's key, and with `entrants` every entrant's; or the tournament ids, for
     /// one not made yet.
-    fn tournament_keys(&self, id: TournamentId, entrants: bool, keys: &mut Keys) {
+    fn tournament_keys(&self, id: TournamentId, entrants: bool, keys: &mut impl KeySink) {
         keys.add(Key::Tournament(id));
         let Some(t) = self.tournaments.get(&id) else {
             keys.add(Key::TournamentIds);

@@ -12,7 +12,7 @@ mod index;
 mod keys;
 mod queries;
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 use serde::{Deserialize, Serialize};
 use triad_rules::GameKind;
@@ -114,7 +114,16 @@ pub struct Engine {
     /// The next count of each stripe of match ids ([`Config::match_id_stripes`]): stripe
     /// `s`'s next id is `next_match[s] × stripes + s`.
     next_match: Vec<u64>,
+    /// The time of the latest event: the clock's commands (`Key::All`) run at it or later.
     clock_ms: u64,
+    /// The time of the latest event under each key ([`Engine::time_under`]), since the
+    /// last event under [`Key::All`], which clears it.
+    #[serde(default, with = "pairs")]
+    key_ms: HashMap<Key, u64, KeyHasher>,
+    /// The time of the last event under [`Key::All`] (an outage given back, memory swept):
+    /// every command from there on runs at it or later.
+    #[serde(default)]
+    floor_ms: u64,
     matches: BTreeMap<MatchId, Match>,
     live: BTreeSet<MatchId>,
     /// The clock deadline ([`clock_deadline`](Engine::clock_deadline)) of every live match
@@ -167,6 +176,40 @@ fn first_id() -> u64 {
     1
 }
 
+/// A map whose keys are not strings, as a list of pairs in key order (JSON objects take
+/// only strings).
+mod pairs {
+    use std::collections::HashMap;
+    use std::hash::Hash;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub(super) fn serialize<S: Serializer, K: Serialize + Ord, V: Serialize, H>(
+        map: &HashMap<K, V, H>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        let mut pairs: Vec<(&K, &V)> = map.iter().collect();
+        pairs.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        serializer.collect_seq(pairs)
+    }
+
+    pub(super) fn deserialize<'de, D, K, V, H>(
+        deserializer: D,
+    ) -> Result<HashMap<K, V, H>, D::Error>
+    where
+        D: Deserializer<'de>,
+        K: Deserialize<'de> + Eq + Hash,
+        V: Deserialize<'de>,
+        H: std::hash::BuildHasher + Default,
+    {
+        Vec::<(K, V)>::deserialize(deserializer).map(|pairs| pairs.into_iter().collect())
+    }
+}
+
+/// The hash of the key times' map: fast, and fixed, so that the engine reads no randomness
+/// (keys are addresses, themselves hashes, and the few counters and queues).
+type KeyHasher = foldhash::fast::FixedState;
+
 /// The optional in-memory log of [`Engine::with_log`]. Not part of the state: it compares
 /// equal to any other.
 #[derive(Clone, Debug, Default)]
@@ -185,6 +228,12 @@ struct Batch {
 }
 
 impl Engine {
+    /// The least time between two sweeps of memory ([`EventKind::Forgotten`]), so that
+    /// they cost the log one event a minute at most.
+    ///
+    /// [`EventKind::Forgotten`]: crate::EventKind::Forgotten
+    pub const SWEEP_EVERY_MS: u64 = 60_000;
+
     /// An empty engine.
     ///
     /// # Panics
@@ -198,6 +247,8 @@ impl Engine {
             next_seq: 1,
             next_match: vec![1; stripes],
             clock_ms: 0,
+            key_ms: HashMap::with_hasher(KeyHasher::default()),
+            floor_ms: 0,
             matches: BTreeMap::new(),
             live: BTreeSet::new(),
             deadlines: BTreeSet::new(),
@@ -256,7 +307,9 @@ impl Engine {
     /// # Errors
     /// An [`EngineError`] with a stable code; the state is unchanged.
     pub fn execute(&mut self, envelope: &Envelope) -> Result<Receipt, EngineError> {
-        let now = envelope.now_ms.max(self.clock_ms);
+        // Time never goes backwards under a key: a command runs no earlier than the latest
+        // event under its keys, and keeps its own time from commands under others.
+        let now = envelope.now_ms.max(self.command_time(envelope));
         let actor = envelope.actor;
         if let Some(key) = envelope.idempotency_key
             && let Some(entry) = self.idempotency.get(&(actor, key))
@@ -298,7 +351,6 @@ impl Engine {
                 batch_len,
             };
             self.remember(last.seq, last.at_ms, last.match_id(), &applied);
-            self.forget_old_keys(last.at_ms);
             if let Some(log) = &mut self.log.0 {
                 log.last_mut().expect("the batch is logged").applied = Some(applied.clone());
             }

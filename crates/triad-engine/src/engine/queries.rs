@@ -49,7 +49,7 @@ impl Engine {
         self.next_seq
     }
 
-    /// The time of the last event.
+    /// The time of the latest event, under any key.
     #[must_use]
     pub fn clock_ms(&self) -> u64 {
         self.clock_ms
@@ -209,7 +209,7 @@ impl Engine {
     }
 
     /// The earliest pending deadline, if any: of a live match, or of a tournament's start,
-    /// round, wave or end. When the server should next send a `Tick`.
+    /// round, wave or end.
     #[must_use]
     pub fn next_deadline_ms(&self) -> Option<u64> {
         let matches = self.deadlines.first().map(|&(at_ms, _)| at_ms);
@@ -217,5 +217,15 @@ impl Engine {
             .open_tournaments()
             .filter_map(|t| self.tournament_due_ms(t));
         matches.into_iter().chain(tournaments).min()
+    }
+
+    /// When the server should next send a `Tick`: at the next deadline, or the next sweep
+    /// of memory ([`next_sweep_ms`](Engine::next_sweep_ms)), whichever comes first.
+    #[must_use]
+    pub fn next_tick_ms(&self) -> Option<u64> {
+        self.next_deadline_ms()
+            .into_iter()
+            .chain(self.next_sweep_ms())
+            .min()
     }
 }

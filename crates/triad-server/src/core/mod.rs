@@ -408,11 +408,11 @@ impl Core {
     }
 }
 
-/// Sends a `Tick` whenever a deadline is due: challenges expire, unplayed matches abort
-/// and, with automatic timeouts, slow players lose.
+/// Sends a `Tick` whenever a deadline is due (challenges expire, unplayed matches abort
+/// and, with automatic timeouts, slow players lose) or memory is to be swept.
 async fn ticker(core: Core) {
     loop {
-        let next = core.read().await.next_deadline_ms();
+        let next = core.read().await.next_tick_ms();
         let now = core.clock.now_ms();
         match next {
             Some(at) if at <= now => {

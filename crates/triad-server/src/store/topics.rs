@@ -141,7 +141,8 @@ pub fn inbox_is_derived(kind: &EventKind) -> bool {
         | EventKind::TournamentRound { .. }
         | EventKind::TournamentFinished { .. }
         | EventKind::TournamentCancelled { .. }
-        | EventKind::ClocksResumed { .. } => false,
+        | EventKind::ClocksResumed { .. }
+        | EventKind::Forgotten { .. } => false,
     }
 }
 

@@ -1,6 +1,6 @@
-//! The clock: a `Tick` ends every match whose clock deadline has passed, then moves the
-//! tournaments on (starts, rounds and waves, ends); `ResumeClocks` gives an outage's time
-//! back.
+//! The clock: a `Tick` ends every match whose clock deadline has passed, moves the
+//! tournaments on (starts, rounds and waves, ends) and now and then sweeps memory;
+//! `ResumeClocks` gives an outage's time back.
 
 use triad_rules::CellSet;
 
@@ -37,6 +37,31 @@ impl Engine {
         }
         // After the games: a game that just ended frees its players for an arena's wave.
         self.tick_tournaments(b);
+        if self.next_sweep_ms().is_some_and(|at| at <= b.now) {
+            self.emit(b, EventKind::Forgotten { before_ms: b.now });
+        }
+    }
+
+    /// When a `Tick` next sweeps memory ([`EventKind::Forgotten`]): once an idempotency
+    /// key is past its window or a finished match past its retention, and no sooner than
+    /// [`Engine::SWEEP_EVERY_MS`] after the last sweep. Only the clock sweeps, under
+    /// `Key::All`: an event under some keys sweeping as of its own time would forget what
+    /// a command under others, at an earlier time, may still name. (The keys' times go at
+    /// every sweep too; they need no sweep of their own, being one time per key in use,
+    /// as accounts and records are.)
+    #[must_use]
+    pub fn next_sweep_ms(&self) -> Option<u64> {
+        let idempotency = self
+            .idempotency_order
+            .first()
+            .map(|&(at_ms, ..)| at_ms.saturating_add(self.config.idempotency_window_ms));
+        let matches = self.finished_order.first().map(|&(ended_ms, _)| {
+            ended_ms
+                .saturating_add(self.config.finished_retention_ms)
+                .saturating_add(1)
+        });
+        let earliest = idempotency.into_iter().chain(matches).min()?;
+        Some(earliest.max(self.floor_ms.saturating_add(Engine::SWEEP_EVERY_MS)))
     }
 
     /// Gives back the outage from `down_since_ms` to now (see
