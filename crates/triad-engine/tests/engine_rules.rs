@@ -2327,7 +2327,13 @@ fn finished_matches_stay_queryable_for_the_retention_window_then_live_in_the_log
     // The sweep, under every key, is the floor of every command's time from there on,
     // even under a key nothing had touched.
     t.at(1_500);
-    let r = t.ok(OWNER, Command::Deposit { to: DAVE, amount: 1 });
+    let r = t.ok(
+        OWNER,
+        Command::Deposit {
+            to: DAVE,
+            amount: 1,
+        },
+    );
     assert_eq!(r.events[0].at_ms, Engine::SWEEP_EVERY_MS);
     // The stats stay.
     assert_eq!(t.record(BOB), (1, 1));

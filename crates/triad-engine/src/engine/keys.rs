@@ -106,10 +106,27 @@ impl KeySink for EventKeys {
 struct Latest<'a> {
     engine: &'a Engine,
     ms: u64,
+    /// The first key named: a command's actor, whom its match's keys often name again.
+    first: Option<Key>,
+}
+
+impl<'a> Latest<'a> {
+    fn new(engine: &'a Engine) -> Latest<'a> {
+        Latest {
+            engine,
+            ms: engine.floor_ms,
+            first: None,
+        }
+    }
 }
 
 impl KeySink for Latest<'_> {
     fn add(&mut self, key: Key) {
+        match self.first {
+            None => self.first = Some(key),
+            Some(first) if first == key => return,
+            Some(_) => {}
+        }
         let ms = match key {
             Key::All => self.engine.clock_ms,
             key => self.engine.key_ms.get(&key).copied().unwrap_or(0),
@@ -161,10 +178,7 @@ impl Engine {
     /// The time `envelope`'s command runs at, at the earliest:
     /// [`time_under`](Engine::time_under) its keys, without collecting them.
     pub(super) fn command_time(&self, envelope: &Envelope) -> u64 {
-        let mut latest = Latest {
-            engine: self,
-            ms: self.floor_ms,
-        };
+        let mut latest = Latest::new(self);
         self.name_keys(envelope, &mut latest);
         latest.ms
     }
@@ -243,10 +257,7 @@ impl Engine {
     /// backwards under one key, and commands under disjoint keys keep their own times.
     #[must_use]
     pub fn time_under(&self, keys: &Keys) -> u64 {
-        let mut latest = Latest {
-            engine: self,
-            ms: self.floor_ms,
-        };
+        let mut latest = Latest::new(self);
         keys.iter().for_each(|key| latest.add(key));
         latest.ms
     }
@@ -295,13 +306,13 @@ impl Engine {
             | EventKind::MatchAborted { match_id, .. }
             | EventKind::GameEnded { match_id, .. }
             | EventKind::RematchOffered { match_id, .. } => {
-                self.event_match_keys(*match_id, &mut keys);
+                let m = self.event_match(*match_id);
+                for address in m.concerned() {
+                    keys.add(Key::Address(address));
+                }
                 // A pairing starts a waiting queue entry, and a cancel ends one: both take
                 // it out of its queue.
-                if let Some(m) = self.matches.get(match_id)
-                    && m.origin == Origin::Queue
-                    && m.phase == Phase::Waiting
-                {
+                if m.origin == Origin::Queue && m.phase == Phase::Waiting {
                     keys.add(Key::Queue(m.game(), m.stake));
                 }
             }
@@ -309,7 +320,11 @@ impl Engine {
                 for account in [transfer.from, transfer.to] {
                     match account {
                         Account::Player(address) => keys.add(Key::Address(address)),
-                        Account::Escrow(id) => self.event_match_keys(id, &mut keys),
+                        Account::Escrow(id) => {
+                            for address in self.event_match(id).concerned() {
+                                keys.add(Key::Address(address));
+                            }
+                        }
                         Account::Pool(id) => keys.add(Key::Tournament(id)),
                         Account::Outside if transfer.reason == TransferReason::Deposit => {
                             keys.add(Key::Supply);
@@ -350,12 +365,10 @@ impl Engine {
         keys
     }
 
-    /// The keys of a match an event concerns: everyone it concerns.
-    fn event_match_keys(&self, id: MatchId, keys: &mut impl KeySink) {
-        let m = self.matches.get(&id).expect("an event's match is known");
-        for address in m.concerned() {
-            keys.add(Key::Address(address));
-        }
+    /// The match an event names, which is known (an event creating one names its
+    /// players itself).
+    fn event_match(&self, id: MatchId) -> &crate::Match {
+        self.matches.get(&id).expect("an event's match is known")
     }
 
     /// Whether `self` and `other` hold the same state but for the places of their events
