@@ -206,8 +206,9 @@ mod pairs {
     }
 }
 
-/// The hash of the key times' map: fast, and fixed, so that the engine reads no randomness
-/// (keys are addresses, themselves hashes, and the few counters and queues).
+/// The hash of the key times' map: fast, and seeded by the engine's own seed
+/// ([`Config::seed`]), not the OS, so that the engine reads no randomness, while a player
+/// who would grind addresses into one bucket does not know the hash.
 type KeyHasher = foldhash::fast::FixedState;
 
 /// The optional in-memory log of [`Engine::with_log`]. Not part of the state: it compares
@@ -242,12 +243,13 @@ impl Engine {
     pub fn new(config: Config) -> Engine {
         assert!(config.payouts.is_valid(), "payout shares are at most 100%");
         let stripes = usize::from(config.match_id_stripes.get());
+        let key_hasher = KeyHasher::with_seed(config.seed);
         Engine {
             config,
             next_seq: 1,
             next_match: vec![1; stripes],
             clock_ms: 0,
-            key_ms: HashMap::with_hasher(KeyHasher::default()),
+            key_ms: HashMap::with_hasher(key_hasher),
             floor_ms: 0,
             matches: BTreeMap::new(),
             live: BTreeSet::new(),
