@@ -70,12 +70,6 @@ impl Keys {
     pub fn iter(&self) -> impl Iterator<Item = Key> + '_ {
         self.0.iter().copied()
     }
-
-    /// Whether these are the clock's keys: everything.
-    #[must_use]
-    pub fn all(&self) -> bool {
-        self.0.contains(&Key::All)
-    }
 }
 
 /// Where a command's or an event's keys are named, one by one: a set of them ([`Keys`]), a
@@ -329,8 +323,9 @@ impl Engine {
                         Account::Outside if transfer.reason == TransferReason::Deposit => {
                             keys.add(Key::Supply);
                         }
-                        // The reserve only grows but by the owner's collection, under the
-                        // clock's key; what is withdrawn, no command reads.
+                        // The reserve takes a share of every ending and pays out only to
+                        // the owner's collection, under the clock's key; the total
+                        // withdrawn (a withdrawal's outside side), no command reads.
                         Account::Outside | Account::Reserve => {}
                     }
                 }
