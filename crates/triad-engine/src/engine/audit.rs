@@ -23,6 +23,18 @@ impl Engine {
     /// A description of the first broken invariant.
     pub fn audit(&self) -> Result<(), String> {
         self.ledger.audit()?;
+        // Every key's time lies after the floor (an event under every key clears them) and
+        // at or before the latest event's.
+        if let Some((key, &ms)) = self
+            .key_ms
+            .iter()
+            .find(|&(_, &ms)| ms < self.floor_ms || ms > self.clock_ms)
+        {
+            return Err(format!(
+                "{key:?}'s time {ms} is outside {}..={}",
+                self.floor_ms, self.clock_ms
+            ));
+        }
         for (&address, &id) in &self.active {
             let m = self
                 .matches
