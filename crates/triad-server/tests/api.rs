@@ -5,6 +5,7 @@ mod common;
 
 use common::{Server, User, eventually};
 use serde_json::{Value, json};
+use triad_engine::{Engine, MatchId};
 
 const WAIT_CANCEL_MS: u64 = 120_000;
 const MOVE_TIMEOUT_MS: u64 = 60_000;
@@ -229,6 +230,29 @@ async fn an_unanswered_challenge_expires_and_refunds() {
         .send()
         .await
         .expect_error(410, 109, "challenge_expired");
+}
+
+#[tokio::test]
+async fn the_ticker_sweeps_a_finished_match_from_memory_once_its_retention_is_over() {
+    let server = Server::start_with(|a| a.finished_retention_ms = Some(1_000)).await;
+    let (alice, bob) = funded_pair(&server, 1_000).await;
+    let id = server.challenge_accepted(&alice, &bob, 0).await;
+    server.x_wins(&alice, &bob, id).await.expect(201);
+    let in_memory = || async {
+        let engine = server.state().core.read().await;
+        engine.match_(MatchId(id)).is_some()
+    };
+    assert!(in_memory().await);
+    // Nobody sends a command: the ticker sweeps it by itself, at the clock's next sweep (at
+    // most a minute after the last), past the retention.
+    server.advance(Engine::SWEEP_EVERY_MS + 1_000).await;
+    eventually("the ticker to sweep the match", || async {
+        !in_memory().await
+    })
+    .await;
+    assert_eq!(server.state().core.read().await.next_sweep_ms(), None);
+    // The store still has it.
+    assert_eq!(server.match_(id).await["outcome"]["reason"], "win");
 }
 
 // ----- the queue -----------------------------------------------------------------------
