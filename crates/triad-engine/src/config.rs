@@ -146,6 +146,17 @@ pub struct Config {
     /// it was written with.
     #[serde(default = "one_stripe")]
     pub match_id_stripes: NonZeroU16,
+    /// The first event of the log that the clock sweeps memory for
+    /// ([`EventKind::Forgotten`](crate::EventKind::Forgotten)). The events before it were
+    /// written when every event swept memory as of its own time, and replay so; one, the
+    /// default, is a log that the clock has swept from its start. A database keeps the
+    /// value it first opened with.
+    #[serde(default = "first_event")]
+    pub swept_by_clock_from_seq: u64,
+}
+
+fn first_event() -> u64 {
+    1
 }
 
 fn one_stripe() -> NonZeroU16 {
@@ -170,6 +181,7 @@ impl Config {
             finished_retention_ms: 15 * 60 * 1000,
             tournaments: TournamentRules::default(),
             match_id_stripes: one_stripe(),
+            swept_by_clock_from_seq: first_event(),
         }
     }
 

@@ -2292,6 +2292,32 @@ fn match_ids_come_in_order_from_their_creators_stripe() {
 // ----- retention ----------------------------------------------------------------------
 
 #[test]
+fn a_log_written_before_the_clock_swept_replays_as_it_was_written() {
+    let mut t = Table::with(|c| c.finished_retention_ms = 1_000);
+    let id = t.queue_match(ALICE, BOB, TTT, 0);
+    t.ok(ALICE, Command::Forfeit { match_id: id });
+    t.at(5_000);
+    t.fund(CAROL, 1);
+    assert!(t.engine.match_(id).is_some(), "the clock has not swept yet");
+    let log = t.engine.log_for_tests().to_vec();
+    let from = |seq: u64| Config {
+        swept_by_clock_from_seq: seq,
+        ..t.engine.config().clone()
+    };
+    // Swept by the clock from its first event: as live.
+    assert_eq!(Engine::replay(from(1), &log), t.engine);
+    // Written before the clock swept, every event swept memory as of its time: the
+    // deposit at 5 s, past the match's retention, forgot it.
+    let deposit = log.len() as u64;
+    let old = Engine::replay(from(deposit + 1), &log);
+    assert!(old.match_(id).is_none());
+    old.audit().expect("a sound state");
+    // The boundary between the two: the deposit swept by the clock, the forfeit before
+    // it not (it swept nothing past its time).
+    assert!(Engine::replay(from(deposit), &log).match_(id).is_some());
+}
+
+#[test]
 fn finished_matches_stay_queryable_for_the_retention_window_then_live_in_the_log() {
     let mut t = Table::with(|c| c.finished_retention_ms = 1_000);
     let id = t.queue_match(ALICE, BOB, TTT, 0);

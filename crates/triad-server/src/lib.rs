@@ -142,7 +142,20 @@ pub async fn start(mut settings: Settings) -> Result<Running, ServeError> {
         )
         .await?;
     let transcript_key = transcript::signing_key(&transcript_key).map_err(ServeError::Settings)?;
-    let engine = store.load_engine(settings.engine_config(seed)).await?;
+    // Events written before the clock swept memory (every event swept it as of its time)
+    // replay as they were written: the first event the clock sweeps for is kept, the next
+    // one's when this database was first opened by a version whose clock sweeps.
+    let first_unwritten = store.head_seq().await? + 1;
+    let swept_by_clock_from_seq: u64 = store
+        .setting_or_insert("swept_by_clock_from_seq", &first_unwritten.to_string())
+        .await?
+        .parse()
+        .map_err(|_| {
+            ServeError::Settings("the stored swept_by_clock_from_seq is not a number".into())
+        })?;
+    let mut config = settings.engine_config(seed);
+    config.swept_by_clock_from_seq = swept_by_clock_from_seq;
+    let engine = store.load_engine(config).await?;
     // When the service was last alive, read before this node beats (`core::outage`).
     let heartbeat = store.heartbeat().await?;
     if engine.config().owner.is_zero() {

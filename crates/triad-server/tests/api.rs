@@ -1489,8 +1489,14 @@ async fn an_inbox_catch_up_looks_only_at_matches_that_can_still_have_events() {
     let kinds: Vec<&str> = after.iter().map(|(_, k)| k.as_str()).collect();
     assert_eq!(kinds, ["rematch_offered"], "an old match's new event");
 
-    // Past the retention window (15 minutes), the next command forgets the first match.
+    // Past the retention window (15 minutes), the clock's next sweep forgets the first
+    // match (the ticker sends it by itself).
     server.advance(15 * 60 * 1000 + 1).await;
+    eventually("the clock to sweep the first match", || async {
+        let engine = server.state().core.read().await;
+        engine.match_(MatchId(first)).is_none()
+    })
+    .await;
     let second = server.challenge_accepted(&bob, &alice, 0).await;
     let since = after[0].0;
     let kinds: Vec<String> = kinds_after(since).await.into_iter().map(|e| e.1).collect();
@@ -1517,8 +1523,8 @@ async fn an_inbox_catch_up_looks_only_at_matches_that_can_still_have_events() {
             .unwrap();
     let first = i64::try_from(first).unwrap();
     let second = i64::try_from(second).unwrap();
-    // Up to the second challenge the first match was held (the floor is at most its id);
-    // the acceptance's batch came after it was forgotten: its floor is the second match.
+    // Up to the sweep the first match was held (the floor is at most its id); the second
+    // challenge came after it was forgotten: its batches' floor is the second match.
     let last = floors.last().unwrap();
     assert_eq!(last.1, Some(second), "{floors:?}");
     assert!(

@@ -122,6 +122,51 @@ async fn reopening_a_database_keeps_matches_balances_stats_sessions_and_the_seed
 }
 
 #[tokio::test]
+async fn a_database_from_before_the_clocks_sweeps_replays_its_old_events_as_written() {
+    let Populated {
+        server,
+        alice,
+        bob,
+        ids,
+        before,
+    } = populated().await;
+    // A fresh database is swept by the clock from its first event.
+    let setting = "swept_by_clock_from_seq";
+    let store = &server.state().store;
+    assert_eq!(store.setting(setting).await.unwrap().as_deref(), Some("1"));
+    let head = store.head_seq().await.unwrap();
+    let dir = server.stop().await;
+
+    // One written by an earlier Triad has no such setting: its events so far replay
+    // sweeping memory at each event, as they did; the clock sweeps from the next one.
+    let mut conn = SqliteConnection::connect(&sqlite_url(&dir)).await.unwrap();
+    sqlx::query("DELETE FROM settings WHERE key = $1")
+        .bind(setting)
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    conn.close().await.unwrap();
+    let args = base_args(dir.path());
+    let server = Server::start_in(dir, args).await;
+    let from = server
+        .state()
+        .core
+        .read()
+        .await
+        .config()
+        .swept_by_clock_from_seq;
+    assert_eq!(from, head + 1);
+    assert_eq!(snapshot(&server, &alice, &bob, ids).await, before);
+    // Kept from then on.
+    let dir = server.stop().await;
+    let args = base_args(dir.path());
+    let server = Server::start_in(dir, args).await;
+    let kept = server.state().store.setting(setting).await.unwrap();
+    assert_eq!(kept, Some(from.to_string()));
+    server.stop().await;
+}
+
+#[tokio::test]
 async fn a_database_from_a_newer_triad_is_refused_with_a_clear_message() {
     let dir = tempfile::tempdir().unwrap();
     let url = sqlite_url(&dir);

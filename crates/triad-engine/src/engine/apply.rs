@@ -340,6 +340,11 @@ impl Engine {
         if let Some(applied) = &event.applied {
             self.remember(event.seq, now, event.match_id(), applied);
         }
+        if event.seq < self.config.swept_by_clock_from_seq {
+            // Written before the clock swept memory: every event swept it, as of its time.
+            self.forget_old_keys(now);
+            self.forget_old_matches(now);
+        }
         if let Some(log) = &mut self.log.0 {
             log.push(event.clone());
         }

@@ -147,6 +147,15 @@ pub fn inbox_is_derived(kind: &EventKind) -> bool {
 }
 
 impl Store {
+    /// The last event's seq (0 for an empty log).
+    ///
+    /// # Errors
+    /// On a database failure.
+    pub async fn head_seq(&self) -> Result<u64, StoreError> {
+        let head: i64 = sqlx::query_scalar(HEAD_SEQ).fetch_one(&self.pool).await?;
+        Ok(to_u64(head))
+    }
+
     /// Events published on `topic` after `since`, oldest first, at most `limit`.
     ///
     /// # Errors
