@@ -320,8 +320,7 @@ impl Engine {
                     before_ms <= now,
                     "memory is swept to the event's time at most"
                 );
-                self.forget_old_keys(before_ms);
-                self.forget_old_matches(before_ms);
+                self.forget_before(before_ms);
             }
         }
         if let Some(id) = touched {
@@ -342,8 +341,7 @@ impl Engine {
         }
         if event.seq < self.config.swept_by_clock_from_seq {
             // Written before the clock swept memory: every event swept it, as of its time.
-            self.forget_old_keys(now);
-            self.forget_old_matches(now);
+            self.forget_before(now);
         }
         if let Some(log) = &mut self.log.0 {
             log.push(event.clone());
@@ -561,6 +559,13 @@ impl Engine {
             .is_some_and(|r| self.past_retention_since(r.ended_ms, now))
     }
 
+    /// Sweeps memory as of `now`: the idempotency keys past their window and the finished
+    /// matches past their retention.
+    fn forget_before(&mut self, now: u64) {
+        self.forget_old_keys(now);
+        self.forget_old_matches(now);
+    }
+
     /// Drops finished matches older than the retention window.
     fn forget_old_matches(&mut self, now: u64) {
         while let Some(&(ended_ms, id)) = self.finished_order.first() {
@@ -576,7 +581,7 @@ impl Engine {
         }
     }
 
-    pub(super) fn forget_old_keys(&mut self, now: u64) {
+    fn forget_old_keys(&mut self, now: u64) {
         while let Some(&(at_ms, actor, key)) = self.idempotency_order.first() {
             if at_ms.saturating_add(self.config.idempotency_window_ms) > now {
                 break;

@@ -233,8 +233,7 @@ impl Store {
                 })
                 .await;
         }
-        let head: i64 = sqlx::query_scalar(HEAD_SEQ).fetch_one(&self.pool).await?;
-        let mut windows = InboxWindows::new(since, limit, to_u64(head));
+        let mut windows = InboxWindows::new(since, limit, self.head_seq().await?);
         loop {
             let rows = sqlx::query(INBOX_EVENTS)
                 .bind(topic)
