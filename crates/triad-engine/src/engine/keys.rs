@@ -20,8 +20,8 @@ use triad_solver::puzzles::PuzzleId;
 
 use super::Engine;
 use crate::{
-    Account, Address, Command, Envelope, Event, EventKind, MatchId, Origin, Phase, TournamentId,
-    TransferReason,
+    Account, Address, Command, Envelope, Event, EventKind, Match, MatchId, Origin, Phase,
+    TournamentId, TransferReason,
 };
 
 /// One part of the engine's state that commands share.
@@ -249,6 +249,21 @@ impl Engine {
     /// any of them, never before the last event under [`Key::All`]; for the clock's
     /// commands, which hold `Key::All`, the latest event's of all. So time never goes
     /// backwards under one key, and commands under disjoint keys keep their own times.
+    ///
+    /// ```
+    /// use triad_engine::{Address, Command, Config, Engine, Envelope};
+    ///
+    /// let [owner, a, b] = [9, 1, 2].map(|i| Address::from_bytes([i; 32]));
+    /// let mut engine = Engine::new(Config::new(owner));
+    /// let deposit = |to, now_ms| Envelope::new(owner, now_ms, Command::Deposit { to, amount: 5 });
+    /// engine.execute(&deposit(a, 100)).unwrap();
+    /// engine.execute(&Envelope::new(a, 300, Command::Withdraw { amount: 1 })).unwrap();
+    /// // A withdrawal by b shares no key with a's: its own time stands.
+    /// let under = |who| engine.time_under(&engine.keys(&Envelope::new(who, 0, Command::Withdraw { amount: 1 })));
+    /// assert_eq!((under(a), under(b)), (300, 0));
+    /// // The owner's deposits share the owner's key and the supply: the first one's time.
+    /// assert_eq!(engine.time_under(&engine.keys(&deposit(b, 0))), 100);
+    /// ```
     #[must_use]
     pub fn time_under(&self, keys: &Keys) -> u64 {
         let mut latest = Latest::new(self);
@@ -301,9 +316,7 @@ impl Engine {
             | EventKind::GameEnded { match_id, .. }
             | EventKind::RematchOffered { match_id, .. } => {
                 let m = self.event_match(*match_id);
-                for address in m.concerned() {
-                    keys.add(Key::Address(address));
-                }
+                concerned_keys(m, &mut keys);
                 // A pairing starts a waiting queue entry, and a cancel ends one: both take
                 // it out of its queue.
                 if m.origin == Origin::Queue && m.phase == Phase::Waiting {
@@ -314,11 +327,7 @@ impl Engine {
                 for account in [transfer.from, transfer.to] {
                     match account {
                         Account::Player(address) => keys.add(Key::Address(address)),
-                        Account::Escrow(id) => {
-                            for address in self.event_match(id).concerned() {
-                                keys.add(Key::Address(address));
-                            }
-                        }
+                        Account::Escrow(id) => concerned_keys(self.event_match(id), &mut keys),
                         Account::Pool(id) => keys.add(Key::Tournament(id)),
                         Account::Outside if transfer.reason == TransferReason::Deposit => {
                             keys.add(Key::Supply);
@@ -362,7 +371,7 @@ impl Engine {
 
     /// The match an event names, which is known (an event creating one names its
     /// players itself).
-    fn event_match(&self, id: MatchId) -> &crate::Match {
+    fn event_match(&self, id: MatchId) -> &Match {
         self.matches.get(&id).expect("an event's match is known")
     }
 
@@ -396,9 +405,7 @@ impl Engine {
             }
             return;
         };
-        for address in m.concerned() {
-            keys.add(Key::Address(address));
-        }
+        concerned_keys(m, keys);
     }
 
     /// A tournament's key, and with `entrants` every entrant's; or the tournament ids, for
@@ -414,5 +421,12 @@ impl Engine {
                 keys.add(Key::Address(t.info(e).address));
             }
         }
+    }
+}
+
+/// The keys of everyone a match concerns: its players, and a challenge's two parties.
+fn concerned_keys(m: &Match, keys: &mut impl KeySink) {
+    for address in m.concerned() {
+        keys.add(Key::Address(address));
     }
 }
