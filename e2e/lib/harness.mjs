@@ -199,6 +199,15 @@ export async function newPage(browser, server, options = {}) {
     reducedMotion: 'reduce',
   });
   const page = await context.newPage();
+  collectErrors(page);
+  return page;
+}
+
+/**
+ * Collects `page`'s errors in `page.errors` for the test to assert on: uncaught
+ * exceptions, and console errors, each refused API call named with its error code.
+ */
+export function collectErrors(page) {
   page.errors = [];
   page.on('pageerror', (e) => page.errors.push(String(e)));
   // The API's refusals by URL, with the error code the server gave, to name in the line
@@ -214,7 +223,6 @@ export async function newPage(browser, server, options = {}) {
     const url = m.text().startsWith('Failed to load resource') ? m.location().url : '';
     page.errors.push(url ? `${m.text()} (${refusals.get(url) ?? url})` : m.text());
   });
-  return page;
 }
 
 /** Opens the app and waits until the wallet is logged in; returns the address. */

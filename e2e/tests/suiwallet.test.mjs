@@ -14,7 +14,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 
-import { DESKTOP, PHONE, ROOT, clickCell, launchBrowser, makeKey, newPage, openLoggedIn, screenshot, startServer, waitForBoard } from '../lib/harness.mjs';
+import { DESKTOP, PHONE, ROOT, clickCell, collectErrors, launchBrowser, makeKey, newPage, openLoggedIn, screenshot, startServer, waitForBoard } from '../lib/harness.mjs';
 import { installTestWallet } from '../lib/testwallet.mjs';
 
 const NARROW = { width: 320, height: 700 };
@@ -197,9 +197,7 @@ test('a saved wallet login whose token ended, or whose wallet is gone, falls bac
   /** Opens the wallet page again in the same browser profile, with the wallet's extension or without. */
   async function reopen(withWallet) {
     const next = await context.newPage();
-    next.errors = [];
-    next.on('pageerror', (e) => next.errors.push(String(e)));
-    next.on('console', (m) => m.type() === 'error' && next.errors.push(`${m.text()} (${m.location().url})`));
+    collectErrors(next);
     if (withWallet) await installTestWallet(next, options);
     await next.goto('/wallet');
     return next;
