@@ -169,12 +169,18 @@ impl Engine {
         keys
     }
 
-    /// The time `envelope`'s command runs at, at the earliest:
-    /// [`time_under`](Engine::time_under) its keys, without collecting them.
+    /// The time `envelope`'s command runs at: its own, raised to the latest event under
+    /// its keys ([`time_under`](Engine::time_under)), found without collecting them. No
+    /// key's time is later than the latest event's, so a command sent at or after it (as
+    /// one node's commands are, its clock never going back) runs at its own time without
+    /// a look at its keys.
     pub(super) fn command_time(&self, envelope: &Envelope) -> u64 {
+        if envelope.now_ms >= self.clock_ms {
+            return envelope.now_ms;
+        }
         let mut latest = Latest::new(self);
         self.name_keys(envelope, &mut latest);
-        latest.ms
+        envelope.now_ms.max(latest.ms)
     }
 
     fn name_keys(&self, envelope: &Envelope, keys: &mut impl KeySink) {

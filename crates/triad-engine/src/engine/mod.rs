@@ -311,7 +311,7 @@ impl Engine {
     pub fn execute(&mut self, envelope: &Envelope) -> Result<Receipt, EngineError> {
         // Time never goes backwards under a key: a command runs no earlier than the latest
         // event under its keys, and keeps its own time from commands under others.
-        let now = envelope.now_ms.max(self.command_time(envelope));
+        let now = self.command_time(envelope);
         let actor = envelope.actor;
         if let Some(key) = envelope.idempotency_key
             && let Some(entry) = self.idempotency.get(&(actor, key))
