@@ -8,7 +8,8 @@
 # RTT (plus the veths' own few tens of microseconds).
 #
 # For each RTT and each number of nodes: a fresh database, the nodes, `triad bench` spread
-# over them (each game's two players on different nodes), then every node's /metrics. Prints
+# over them (each game's two players on different nodes), then every node's /metrics and
+# the CPU each part spent (the nodes, PostgreSQL, the proxies, the rest of the machine). Prints
 # the table, with throughput as a ratio to the 1-node point of the same RTT, and the lock's
 # figures that the capacity model in BENCHMARKS.md is built from.
 #
@@ -112,6 +113,35 @@ stop_since() {
   PIDS=("${PIDS[@]:0:$keep}")
 }
 
+# CPU, in clock ticks: of the processes given (their own and their reaped children's), of
+# this PostgreSQL (the postmaster, its reaped children and every live one), and of the whole
+# machine (every core's busy time: the load generator and the kernel's network included).
+TICK=$(getconf CLK_TCK)
+proc_ticks() {
+  local total=0 pid t
+  for pid in "$@"; do
+    t=$(awk '{print $14 + $15 + $16 + $17}' "/proc/$pid/stat" 2>/dev/null || echo 0)
+    total=$((total + t))
+  done
+  echo "$total"
+}
+pg_ticks() {
+  local pm c
+  pm=$(head -1 "$PGROOT/data/postmaster.pid")
+  # shellcheck disable=SC2046
+  echo $(( $(proc_ticks "$pm") + $(proc_ticks $(ps -o pid= --ppid "$pm")) ))
+}
+machine_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
+# One line of CPU ticks: the nodes (each), PostgreSQL, the proxies, the machine.
+cpu_line() { # node pids..., --, proxy pids...
+  local nodes=() line=""
+  while [ "$1" != -- ]; do nodes+=("$1"); shift; done
+  shift
+  local pid
+  for pid in "${nodes[@]}"; do line+="node=$(proc_ticks "$pid") "; done
+  echo "${line}postgres=$(pg_ticks) proxies=$(proc_ticks "$@") machine=$(machine_ticks) tick=$TICK"
+}
+
 wait_healthy() { # namespace, URL
   for _ in $(seq 300); do
     inns "$1" curl -sf -o /dev/null "$2/healthz" && return 0
@@ -127,7 +157,7 @@ run_point() { # rtt_ms nodes
   local base=${#PIDS[@]}
   psql_admin -c 'DROP DATABASE IF EXISTS triad_bench WITH (FORCE)' -c 'CREATE DATABASE triad_bench'
   start_proxy "$PG" "$PG_IP:6432" 127.0.0.1:5432 "$delay_us"
-  local servers=()
+  local servers=() node_pids=() proxy_pids=("${PIDS[-1]}")
   for i in $(seq "$n"); do
     local ns ip
     ns=$(node_ns "$i") ip=$(node_ip "$i")
@@ -138,7 +168,9 @@ run_point() { # rtt_ms nodes
       --max-websockets-per-ip 1000000000 --replay-events-per-ip 1000000000 \
       >"$OUT/$name-node$i.out" 2>"$OUT/$name-node$i.log" &
     PIDS+=($!)
+    node_pids+=($!)
     start_proxy "$ns" "$ip:9080" 127.0.0.1:8080 "$delay_us"
+    proxy_pids+=("${PIDS[-1]}")
     # The first node creates the schema; the others start once it has.
     wait_healthy "$LG" "http://$ip:9080"
     servers+=("http://$ip:9080")
@@ -147,12 +179,14 @@ run_point() { # rtt_ms nodes
   list=$(IFS=,; echo "${servers[*]}")
   echo "== RTT $rtt ms ($delay_us us each way), $n node(s), c=$CONC, $GAMES games" >&2
   date +%s.%N >"$OUT/$name.span"
+  cpu_line "${node_pids[@]}" -- "${proxy_pids[@]}" >"$OUT/$name.cpu"
   # shellcheck disable=SC2086
   inns "$LG" "$TRIAD" bench --server "$list" --concurrency "$CONC" --games "$GAMES" \
     --no-progress --label "$name" --json "$OUT/$name.json" $BENCH_ARGS \
     >/dev/null 2>"$OUT/$name.bench.log" || { cat "$OUT/$name.bench.log" >&2; die "$name failed"; }
   sed -n 3p "$OUT/$name.bench.log" >&2
   date +%s.%N >>"$OUT/$name.span"
+  cpu_line "${node_pids[@]}" -- "${proxy_pids[@]}" >>"$OUT/$name.cpu"
   for i in $(seq "$n"); do
     inns "$(node_ns "$i")" curl -sf http://127.0.0.1:8080/metrics >"$OUT/$name-node$i.metrics"
   done

@@ -41,6 +41,29 @@ def mean(totals, family):
     return totals[family + "_sum"] / count if count else None
 
 
+def cpu_ms_per_game(path, games):
+    """CPU per game of the point's parts, from its .cpu file (ticks before and after the
+    run, warmup included, as the metrics are): the nodes together, PostgreSQL, the delay
+    proxies, and the rest of the machine (the load generator, the kernel's network)."""
+    if not path.exists() or not games:
+        return None
+    before, after = (
+        [kv.split("=") for kv in line.split()] for line in path.read_text().splitlines()[:2]
+    )
+    tick = float(dict(after)["tick"])
+
+    def spent(part):
+        return sum(float(v) for k, v in after if k == part) - sum(
+            float(v) for k, v in before if k == part
+        )
+
+    parts = {part: spent(part) for part in ("node", "postgres", "proxies", "machine")}
+    parts["rest"] = parts["machine"] - parts["node"] - parts["postgres"] - parts["proxies"]
+    per_game = {part: ticks / tick * 1e3 / games for part, ticks in parts.items()}
+    per_game["machine_s"] = parts["machine"] / tick
+    return per_game
+
+
 def lock_families(totals):
     """The lock's histograms, whatever the server calls them: names with `lock` in them."""
     return sorted(
@@ -88,6 +111,10 @@ def main(out):
             "holds_per_s": holds / span_s if holds else None,
             "commands_per_hold": committed / holds if holds and committed else None,
             "ceiling_commands_per_s": (committed / hold_s) if hold_s and committed else None,
+            # Over the whole run, warmup included: CPU ms per game of each part.
+            "cpu_ms_per_game": cpu_ms_per_game(
+                out / f"rtt{m['rtt']}-n{m['n']}.cpu", p["games_ok"] + p["warmup_ok"]
+            ),
             # Times in ms, sizes as they are.
             "lock": {
                 f: mean(totals, f) * (1e3 if f.endswith("seconds") else 1)
@@ -123,6 +150,21 @@ def main(out):
             fmt(q["commit_ms"], 2), fmt(q["lock_busy"], 2), fmt(q["ceiling_commands_per_s"], 0),
         ] + [fmt(q["lock"].get(f), 2) for f in families] + [str(q["games_failed"])]
         print("| " + " | ".join(row) + " |")
+
+    costed = [q for q in points if q["cpu_ms_per_game"]]
+    if costed:
+        print()
+        head = ["RTT ms", "nodes", "nodes' CPU ms/game", "PostgreSQL", "proxies",
+                "rest (load generator, kernel)", "machine", "machine cores busy"]
+        print("| " + " | ".join(head) + " |")
+        print("|" + "---:|" * len(head))
+        for q in costed:
+            c = q["cpu_ms_per_game"]
+            busy = c["machine_s"] / q["span_s"]
+            row = [fmt(q["rtt_ms"], 1), str(q["nodes"])] + [
+                fmt(c[k], 2) for k in ("node", "postgres", "proxies", "rest", "machine")
+            ] + [fmt(busy, 2)]
+            print("| " + " | ".join(row) + " |")
 
 
 if __name__ == "__main__":
