@@ -1,9 +1,11 @@
 //! Several nodes on one PostgreSQL database: how a node hears what the others committed.
 //!
-//! Each node listens on two channels. `triad_events` says "the event log grew" (the payload,
-//! the last sequence number, is only a hint): the node reads the new events by sequence
-//! number, applies them to its engine and publishes them to its own WebSockets
-//! ([`Core::catch_up`](crate::core::Core::catch_up)). `triad_apps` says "an agents' message
+//! Each node listens on three channels. `triad_events` announces a batch another node
+//! committed: its last sequence number and, when they fit, its events with their topics
+//! ([`Announcement`]). A node that has every event before them applies them and publishes
+//! them to its own WebSockets as heard ([`Core::apply_announced`]); one that heard the
+//! number alone, or missed an earlier announcement, reads the new events by sequence number
+//! ([`Core::catch_up`]). `triad_apps` says "an agents' message
 //! was stored" (`<node> <recipient> <id>`): the node reads it and delivers it to its own
 //! subscribers of that inbox. `triad_sessions` says "this session was logged out" (its
 //! token hash): the node drops it from its session cache and closes the sockets that act
@@ -30,7 +32,7 @@ use crate::{
     hub::Hub,
     relay::Relay,
     sessions::Sessions,
-    store::{EVENTS_CHANNEL, SESSIONS_CHANNEL, Store, relay::APPS_CHANNEL},
+    store::{Announcement, EVENTS_CHANNEL, SESSIONS_CHANNEL, Store, relay::APPS_CHANNEL},
 };
 
 /// How often a node follows the log without being told to.
@@ -120,13 +122,22 @@ pub async fn follow(state: Node) {
     }
 }
 
-/// Acts on one notification; true when it says the log grew past what this node applied.
+/// Acts on one notification; true when the log has grown past what this node applied
+/// from it, so that it must be read.
 async fn hear(state: &Node, n: &PgNotification) -> bool {
     if n.channel() == EVENTS_CHANNEL {
-        return match n.payload().parse::<u64>() {
-            Ok(seq) => !state.core.has_applied(seq).await,
-            Err(_) => true,
+        let announced = match Announcement::parse(n.payload()) {
+            Ok(announced) => announced,
+            Err(error) => {
+                tracing::warn!(%error, "an announcement that does not read; following the log");
+                return true;
+            }
         };
+        // This node's own batches, above all, it has already.
+        if state.core.has_applied(announced.last).await {
+            return false;
+        }
+        return !state.core.apply_announced(&announced.events).await;
     }
     if n.channel() == APPS_CHANNEL {
         deliver(state, n.payload()).await;

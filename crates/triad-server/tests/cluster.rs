@@ -163,7 +163,21 @@ async fn two_players_on_two_nodes_play_each_other_in_real_time() {
     let stored: Vec<u64> = stored.iter().map(|e| e.seq).collect();
     let sent: Vec<u64> = sent[0].iter().map(|(seq, _)| *seq).collect();
     assert_eq!(stored, sent);
+    // Each node had the other's moves from their batches' announcements, not by reading
+    // the log back (the metrics are the process's, so both nodes' together).
+    let announced = followed_events(b, "announcement").await;
+    assert!(announced >= 2.0, "{announced} events applied as announced");
     audit(&nodes, &url, &[&alice, &bob]).await;
+}
+
+/// `triad_cluster_followed_events_total` from `from`, as `/metrics` shows it.
+async fn followed_events(node: &Server, from: &str) -> f64 {
+    let r = node.get("/metrics").send().await;
+    let prefix = format!("triad_cluster_followed_events_total{{from=\"{from}\"}} ");
+    r.text
+        .lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .map_or(0.0, |v| v.parse().unwrap())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

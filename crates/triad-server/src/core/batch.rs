@@ -100,6 +100,11 @@ pub(crate) fn describe_metrics() {
         Unit::Seconds,
         "PostgreSQL only: time a node held the cluster lock, from taking it to letting go: a stint of one batch, or more while commands kept waiting (at most 20 ms and the batch that began in it). One node at a time holds it."
     );
+    metrics::describe_counter!(
+        super::follow::FOLLOWED_TOTAL,
+        Unit::Count,
+        "PostgreSQL only: events other nodes committed that this node applied, by where it had them from: their batch's announcement (from=\"announcement\", no read) or the log read back (from=\"log\": a batch too large to announce whole, a missed announcement, or a batch's catch-up under the cluster lock)."
+    );
     describe_histogram!(
         FOLLOWED_EVENTS,
         Unit::Count,
@@ -274,6 +279,7 @@ impl Batches {
             }
             followed = followed.saturating_add(u32::try_from(new.len()).unwrap_or(u32::MAX));
             let applied = apply_new(engine, &new)?;
+            super::follow::count_followed(super::follow::From::Log, applied.len());
             // Under the lock every committed event is visible: a gap is corruption.
             if applied.end != new.len() {
                 return Err(StoreError::Corrupt(format!(

@@ -15,6 +15,28 @@ use crate::{
 /// The most events read at once while following the log.
 pub(super) const CATCH_UP_PAGE: u32 = 10_000;
 
+/// Events other nodes committed that this node applied, by where it had them from
+/// (described in [`describe_metrics`](super::batch::describe_metrics)).
+pub(super) const FOLLOWED_TOTAL: &str = "triad_cluster_followed_events_total";
+
+/// Where a node had another node's events from.
+#[derive(Copy, Clone, Debug)]
+pub(super) enum From {
+    /// The batch's announcement ([`Core::apply_announced`](super::Core::apply_announced)).
+    Announcement,
+    /// The log, read back.
+    Log,
+}
+
+/// Counts `count` events of other nodes applied from `from`.
+pub(super) fn count_followed(from: From, count: usize) {
+    let from = match from {
+        From::Announcement => "announcement",
+        From::Log => "log",
+    };
+    metrics::counter!(FOLLOWED_TOTAL, "from" => from).increment(count as u64);
+}
+
 /// Applies the events of `new` that follow the engine's last one, in order, stopping at a
 /// gap (an event not yet visible); returns the range of `new` it applied.
 pub(super) fn apply_new(

@@ -9,14 +9,16 @@
 //!
 //! On PostgreSQL several nodes may share one database: the database, not a process, is then
 //! the one writer. Each node's engine is a cache of the event log. A batch first takes the
-//! cluster-wide advisory lock (`pg_advisory_xact_lock`, held by its transaction until it
-//! commits or its connection dies), applies the events other nodes committed since this
-//! node last looked, executes, writes, sends `NOTIFY triad_events` and commits. So every
-//! command of the cluster runs against the latest state, one batch at a time: a deadline
-//! fires once, two queued players are paired once, a conflicting command is refused, never
-//! lost. Between batches, a node follows the log on each notification (and every second in
-//! case one was missed) and before every read, so a read sees every command that was
-//! acknowledged before it started, whichever node took it.
+//! cluster-wide advisory lock (session-level, on a connection of the node's own, kept for
+//! a stint of batches while commands keep coming: [`batch`]), applies the events other
+//! nodes committed since this node last looked, executes, and writes and commits in one
+//! statement that also announces the batch (`NOTIFY triad_events`, with its events when
+//! they fit). So every command of the cluster runs against the latest state, one batch at
+//! a time: a deadline fires once, two queued players are paired once, a conflicting command
+//! is refused, never lost. Between batches, a node applies the events each announcement
+//! carries ([`Core::apply_announced`]), reads the log when one carried none or was missed
+//! (and every second in case), and follows the log before every read, so a read sees every
+//! command that was acknowledged before it started, whichever node took it.
 //!
 //! The engine sits behind a read-write lock. Readers (queries) take it shared; the core
 //! holds it exclusively from executing a batch until its commit is done, so a reader never
@@ -317,6 +319,7 @@ impl Core {
             match apply_new(&mut guard, &new) {
                 Ok(range) if range.is_empty() => {}
                 Ok(range) => {
+                    follow::count_followed(follow::From::Log, range.len());
                     publish_read(&self.hub, &new[range]);
                     self.wake_ticker.notify_one();
                 }
@@ -331,6 +334,39 @@ impl Core {
             }
             if new.len() < CATCH_UP_PAGE as usize {
                 return Ok(());
+            }
+        }
+    }
+
+    /// On a shared database: applies the events another node announced with its batch
+    /// (in order, ending at its last), if this node has every event before them, and
+    /// publishes them to this node's subscribers, without reading the log. False when they
+    /// cannot be applied so (none came with the announcement, this node missed some before
+    /// them, or the log cannot be followed): then [`catch_up`](Core::catch_up) reads it.
+    pub async fn apply_announced(&self, events: &[(triad_engine::Event, Vec<String>)]) -> bool {
+        let Some((first, _)) = events.first() else {
+            return false;
+        };
+        let mut guard = self.engine.write().await;
+        if first.seq > guard.next_seq() {
+            return false;
+        }
+        match apply_new(&mut guard, events) {
+            Ok(range) => {
+                if !range.is_empty() {
+                    follow::count_followed(follow::From::Announcement, range.len());
+                    publish_read(&self.hub, &events[range]);
+                    self.wake_ticker.notify_one();
+                }
+                true
+            }
+            Err(error) => {
+                tracing::warn!(%error, "an announced batch does not follow; rebuilding the engine");
+                if let Err(corrupt) = reload(&mut guard, &self.store, &self.health, &self.hub).await
+                {
+                    tracing::error!(error = %corrupt, "the event log cannot be replayed");
+                }
+                false
             }
         }
     }

@@ -180,7 +180,7 @@ impl LockConnection {
 
     /// Under the lock: writes and commits one batch in one round trip, one statement in
     /// its own transaction ([`WRITE_BATCH`](super::log)), and announces it to the other
-    /// nodes (delivered at its commit).
+    /// nodes with its events ([`announce`](super::announce); delivered at its commit).
     ///
     /// # Errors
     /// On a database failure; the connection is closed, the lock let go, and whether the
@@ -190,8 +190,8 @@ impl LockConnection {
         let Some(conn) = self.conn.as_mut().filter(|_| self.held) else {
             return Err(StoreError::Closed("the cluster lock is not held"));
         };
-        let last = commit.events.last().map_or(0, |e| e.event.seq);
-        match Store::write_batch(conn, &rows, last).await {
+        let announcement = super::announce::announcement(&commit.events);
+        match Store::write_batch(conn, &rows, &announcement).await {
             Ok(()) => Ok(()),
             Err(error) => self.fail(error),
         }

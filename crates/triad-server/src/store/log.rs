@@ -204,7 +204,7 @@ pub(super) const INSERT_PLAYER: &str =
 
 /// A batch's rows on PostgreSQL, in one statement: each table's rows arrive as one JSON
 /// array (`$1` to `$5`, see [`Rows::json`]), and `pg_notify($6, $7)` announces the batch
-/// (delivered at commit). Against one statement per row (a move's batch of 50 commands
+/// (delivered at commit; [`announce`](super::announce)). Against one statement per row (a move's batch of 50 commands
 /// made ~150 round trips under the cluster lock), this is one round trip whatever the
 /// batch's size. The `Any` driver binds no arrays; a JSON text does as well.
 const WRITE_BATCH: &str = "WITH \
@@ -361,11 +361,12 @@ impl Store {
 
     /// Writes one batch on `conn` (PostgreSQL, whose session holds the cluster lock) as one
     /// statement ([`WRITE_BATCH`]) in its own transaction, and announces it to the other
-    /// nodes; the announcement is delivered at its commit, which the answer follows.
+    /// nodes (`announcement`, [`announce`](super::announce)); the announcement is delivered
+    /// at its commit, which the answer follows.
     pub(super) async fn write_batch(
         conn: &mut sqlx::AnyConnection,
         rows: &Rows,
-        last: u64,
+        announcement: &str,
     ) -> Result<(), StoreError> {
         let rows = rows.json()?;
         sqlx::query(WRITE_BATCH)
@@ -375,7 +376,7 @@ impl Store {
             .bind(rows.matches)
             .bind(rows.players)
             .bind(EVENTS_CHANNEL)
-            .bind(last.to_string())
+            .bind(announcement)
             .execute(conn)
             .await?;
         Ok(())

@@ -16,6 +16,7 @@
 //! - [`heartbeat`]: when the service was last known to be alive;
 //! - [`migrations`]: the schema versions;
 //! - [`lock`]: the cluster lock's own connection, and the batches written under it;
+//! - [`announce`]: a batch's announcement to the other nodes, with its events when they fit;
 //! - this module: opening and closing the database, fixed settings and the health checks.
 //!
 //! On an SQLite file two threads of their own do the hot work: [`writer`] commits the
@@ -35,6 +36,7 @@ use sqlx::{
     pool::PoolConnection,
 };
 
+mod announce;
 mod heartbeat;
 mod lock;
 mod log;
@@ -48,6 +50,7 @@ mod sessions;
 mod topics;
 mod writer;
 
+pub use announce::Announcement;
 pub use heartbeat::Heartbeat;
 pub use lock::LockConnection;
 pub use log::{Commit, Encoded, kind_name};
@@ -134,8 +137,8 @@ pub struct Store {
 /// few thousand commands writes well under this.
 pub const MIN_FREE_BYTES: u64 = 1 << 20;
 
-/// The PostgreSQL channel on which a node announces committed events (payload: the last
-/// sequence number, a hint only).
+/// The PostgreSQL channel on which a node announces each batch it commits: its last
+/// sequence number, and its events when they fit ([`Announcement`]).
 pub const EVENTS_CHANNEL: &str = "triad_events";
 
 /// The channel on which a node announces a logout to the others (the payload is the
