@@ -163,6 +163,19 @@ async fn two_players_on_two_nodes_play_each_other_in_real_time() {
     let stored: Vec<u64> = stored.iter().map(|e| e.seq).collect();
     let sent: Vec<u64> = sent[0].iter().map(|(seq, _)| *seq).collect();
     assert_eq!(stored, sent);
+    // The log read back as a node follows it gives each event the topics it was published
+    // on (stored, and the inboxes derived from the match's players), a page as the whole.
+    let store = &b.state().store;
+    let read_back = store.new_events(0, 1_000).await.unwrap();
+    let inbox = format!("inbox:{}", bob.address);
+    let on_inbox: Vec<u64> = read_back
+        .iter()
+        .filter(|(_, topics)| topics.contains(&inbox))
+        .map(|(e, _)| e.seq)
+        .collect();
+    assert_eq!(on_inbox, sent);
+    let page = store.new_events(3, 4).await.unwrap();
+    assert_eq!(page, read_back[3..7]);
     // Each node had the other's moves from their batches' announcements, not by reading
     // the log back (the metrics are the process's, so both nodes' together).
     let announced = followed_events(b, "announcement").await;

@@ -98,7 +98,7 @@ mod tests {
     use super::{Announcement, MAX_BYTES, announcement};
     use crate::store::Encoded;
 
-    /// A deposit's events, numbered from 1.
+    /// The events of `count` deposits, numbered from 1.
     fn events(count: u64) -> Vec<triad_engine::Event> {
         let owner = Address::from_bytes([9; 32]);
         let mut engine = Engine::new(Config::new(owner));

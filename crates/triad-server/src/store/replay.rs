@@ -6,11 +6,12 @@ use std::time::Instant;
 use sqlx::Row;
 use triad_engine::{Engine, Event};
 
-use super::{Store, StoreError, to_i64, to_u64, topics::DERIVED_TOPICS};
+use super::{Store, StoreError, to_i64, to_u64, topics::EVENTS_AFTER};
 
 impl Store {
     /// The events after `after`, with the topics each was published on, oldest first, at
-    /// most `limit`, read through `conn` (inside a transaction).
+    /// most `limit`, read through `conn` in one statement ([`EVENTS_AFTER`]: one round
+    /// trip, and one snapshot, under the cluster lock as outside it).
     ///
     /// # Errors
     /// On a database failure or a row that does not decode.
@@ -19,40 +20,33 @@ impl Store {
         after: u64,
         limit: u32,
     ) -> Result<Vec<(Event, Vec<String>)>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT seq, body FROM events WHERE seq > $1 ORDER BY seq LIMIT CAST($2 AS BIGINT)",
-        )
-        .bind(to_i64(after))
-        .bind(i64::from(limit))
-        .fetch_all(&mut *conn)
-        .await?;
-        let Some(last) = rows.last() else {
-            return Ok(Vec::new());
-        };
-        let last: i64 = last.try_get(0)?;
-        let mut out = Vec::with_capacity(rows.len());
-        for row in rows {
-            let seq: i64 = row.try_get(0)?;
-            let body: String = row.try_get(1)?;
-            let event: Event = serde_json::from_str(&body)
-                .map_err(|e| StoreError::Corrupt(format!("event {seq}: {e}")))?;
-            out.push((event, Vec::new()));
-        }
-        let topics = sqlx::query(
-            "SELECT seq, topic FROM event_topics WHERE seq > $1 AND seq <= $2 ORDER BY seq, topic",
-        )
-        .bind(to_i64(after))
-        .bind(last)
-        .fetch_all(&mut *conn)
-        .await?;
-        let derived = sqlx::query(DERIVED_TOPICS)
+        let rows = sqlx::query(EVENTS_AFTER)
             .bind(to_i64(after))
-            .bind(last)
+            .bind(i64::from(limit))
             .fetch_all(&mut *conn)
             .await?;
-        for row in topics.into_iter().chain(derived) {
+        let mut out: Vec<(Event, Vec<String>)> = Vec::new();
+        let mut topics: Vec<(u64, String)> = Vec::new();
+        for row in rows {
             let seq = to_u64(row.try_get(0)?);
-            let topic: String = row.try_get(1)?;
+            let body: Option<String> = row.try_get(1)?;
+            let topic: Option<String> = row.try_get(2)?;
+            match (body, topic) {
+                (Some(body), None) => {
+                    let event: Event = serde_json::from_str(&body)
+                        .map_err(|e| StoreError::Corrupt(format!("event {seq}: {e}")))?;
+                    out.push((event, Vec::new()));
+                }
+                (None, Some(topic)) => topics.push((seq, topic)),
+                _ => {
+                    return Err(StoreError::Corrupt(format!(
+                        "event {seq} read back as neither an event nor a topic"
+                    )));
+                }
+            }
+        }
+        out.sort_unstable_by_key(|(e, _)| e.seq);
+        for (seq, topic) in topics {
             if let Ok(i) = out.binary_search_by_key(&seq, |(e, _)| e.seq) {
                 out[i].1.push(topic);
             }

@@ -103,12 +103,19 @@ fn stored_event_any(row: &sqlx::any::AnyRow) -> Result<StoredEvent, StoreError> 
     })
 }
 
-/// The same kinds, for [`Store::events_after`]: the derived inbox topics of a range of
-/// events.
-pub(super) const DERIVED_TOPICS: &str = concat!(
-    "SELECT e.seq, 'inbox:' || p.address FROM events e \
-     JOIN match_players p ON p.match_id = e.match_id \
-     WHERE e.seq > $1 AND e.seq <= $2 AND e.kind IN ",
+/// [`Store::events_after`]'s one statement: the events after `$1` (at most `$2`), each as
+/// a row with its body, and each of their topics as a row with the topic: those stored, and
+/// the inboxes derived from the matches' players for the kinds above.
+pub(super) const EVENTS_AFTER: &str = concat!(
+    "WITH e AS (SELECT seq, body, match_id, kind FROM events WHERE seq > $1 \
+       ORDER BY seq LIMIT CAST($2 AS BIGINT)) \
+     SELECT seq, body, CAST(NULL AS TEXT) FROM e \
+     UNION ALL \
+     SELECT t.seq, CAST(NULL AS TEXT), t.topic FROM event_topics t \
+       WHERE t.seq > $1 AND t.seq <= (SELECT MAX(seq) FROM e) \
+     UNION ALL \
+     SELECT e.seq, CAST(NULL AS TEXT), 'inbox:' || p.address FROM e \
+       JOIN match_players p ON p.match_id = e.match_id WHERE e.kind IN ",
     derived_kinds!()
 );
 
