@@ -90,6 +90,9 @@ impl LockConnection {
         if self.conn.is_none() {
             let mut conn = sqlx::AnyConnection::connect(store.url()).await?;
             sqlx::raw_sql(READ_COMMITTED).execute(&mut conn).await?;
+            sqlx::raw_sql(super::POSTGRES_SESSION)
+                .execute(&mut conn)
+                .await?;
             self.conn = Some(conn);
         }
         self.conn

@@ -25,36 +25,24 @@ impl Store {
             .bind(i64::from(limit))
             .fetch_all(&mut *conn)
             .await?;
-        let mut out: Vec<(Event, Vec<String>)> = Vec::new();
-        let mut topics: Vec<(u64, String)> = Vec::new();
+        let mut out = Vec::with_capacity(rows.len());
         for row in rows {
-            let seq = to_u64(row.try_get(0)?);
-            let body: Option<String> = row.try_get(1)?;
-            let topic: Option<String> = row.try_get(2)?;
-            match (body, topic) {
-                (Some(body), None) => {
-                    let event: Event = serde_json::from_str(&body)
-                        .map_err(|e| StoreError::Corrupt(format!("event {seq}: {e}")))?;
-                    out.push((event, Vec::new()));
-                }
-                (None, Some(topic)) => topics.push((seq, topic)),
-                _ => {
-                    return Err(StoreError::Corrupt(format!(
-                        "event {seq} read back as neither an event nor a topic"
-                    )));
-                }
-            }
-        }
-        out.sort_unstable_by_key(|(e, _)| e.seq);
-        for (seq, topic) in topics {
-            if let Ok(i) = out.binary_search_by_key(&seq, |(e, _)| e.seq) {
-                out[i].1.push(topic);
-            }
-        }
-        // A database may hold an inbox row that is also derived: each topic once.
-        for (_, topics) in &mut out {
+            let seq: i64 = row.try_get(0)?;
+            let body: String = row.try_get(1)?;
+            let stored: Option<String> = row.try_get(2)?;
+            let derived: Option<String> = row.try_get(3)?;
+            let event: Event = serde_json::from_str(&body)
+                .map_err(|e| StoreError::Corrupt(format!("event {seq}: {e}")))?;
+            let mut topics: Vec<String> = [stored, derived]
+                .iter()
+                .flatten()
+                .flat_map(|list| list.split('\n'))
+                .map(str::to_owned)
+                .collect();
+            // A database may hold an inbox row that is also derived: each topic once.
             topics.sort_unstable();
             topics.dedup();
+            out.push((event, topics));
         }
         Ok(out)
     }

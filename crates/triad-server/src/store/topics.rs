@@ -103,20 +103,20 @@ fn stored_event_any(row: &sqlx::any::AnyRow) -> Result<StoredEvent, StoreError> 
     })
 }
 
-/// [`Store::events_after`]'s one statement: the events after `$1` (at most `$2`), each as
-/// a row with its body, and each of their topics as a row with the topic: those stored, and
-/// the inboxes derived from the matches' players for the kinds above.
+/// [`Store::events_after`]'s one statement: the events after `$1` (at most `$2`), each with
+/// its stored topics and, for the kinds above, the inboxes derived from its match's players,
+/// each list joined by newlines (no topic holds one). Each list is a subquery on its own
+/// index (`event_topics_by_seq`, `match_players_by_match`) for each event of the page, so a
+/// read costs the page, not the tables: joined instead, PostgreSQL hashed the whole of
+/// `match_players` at every read.
 pub(super) const EVENTS_AFTER: &str = concat!(
-    "WITH e AS (SELECT seq, body, match_id, kind FROM events WHERE seq > $1 \
-       ORDER BY seq LIMIT CAST($2 AS BIGINT)) \
-     SELECT seq, body, CAST(NULL AS TEXT) FROM e \
-     UNION ALL \
-     SELECT t.seq, CAST(NULL AS TEXT), t.topic FROM event_topics t \
-       WHERE t.seq > $1 AND t.seq <= (SELECT MAX(seq) FROM e) \
-     UNION ALL \
-     SELECT e.seq, CAST(NULL AS TEXT), 'inbox:' || p.address FROM e \
-       JOIN match_players p ON p.match_id = e.match_id WHERE e.kind IN ",
-    derived_kinds!()
+    "SELECT e.seq, e.body, \
+       (SELECT string_agg(t.topic, '\n') FROM event_topics t WHERE t.seq = e.seq), \
+       CASE WHEN e.kind IN ",
+    derived_kinds!(),
+    " THEN (SELECT string_agg('inbox:' || p.address, '\n') FROM match_players p \
+         WHERE p.match_id = e.match_id) END \
+     FROM events e WHERE e.seq > $1 ORDER BY e.seq LIMIT CAST($2 AS BIGINT)"
 );
 
 /// Whether an event of this kind reaches the inboxes of everyone its match concerns
