@@ -316,22 +316,8 @@ impl Core {
                 return Ok(());
             }
             let mut guard = self.engine.write().await;
-            match apply_new(&mut guard, &new) {
-                Ok(range) if range.is_empty() => {}
-                Ok(range) => {
-                    follow::count_followed(follow::From::Log, range.len());
-                    publish_read(&self.hub, &new[range]);
-                    self.wake_ticker.notify_one();
-                }
-                Err(error) => {
-                    if let Err(corrupt) =
-                        reload(&mut guard, &self.store, &self.health, &self.hub).await
-                    {
-                        tracing::error!(error = %corrupt, "the event log cannot be replayed");
-                    }
-                    return Err(error);
-                }
-            }
+            self.apply_followed(&mut guard, &new, follow::From::Log)
+                .await?;
             if new.len() < CATCH_UP_PAGE as usize {
                 return Ok(());
             }
@@ -351,22 +337,40 @@ impl Core {
         if first.seq > guard.next_seq() {
             return false;
         }
-        match apply_new(&mut guard, events) {
+        match self
+            .apply_followed(&mut guard, events, follow::From::Announcement)
+            .await
+        {
+            Ok(()) => true,
+            Err(error) => {
+                tracing::warn!(%error, "an announced batch does not follow; the engine was rebuilt");
+                false
+            }
+        }
+    }
+
+    /// Applies other nodes' events that follow the engine's last one, counts them as had
+    /// `from`, and publishes them; a batch that does not follow rebuilds the engine from
+    /// the log and is returned as the error.
+    async fn apply_followed(
+        &self,
+        engine: &mut Engine,
+        events: &[(triad_engine::Event, Vec<String>)],
+        from: follow::From,
+    ) -> Result<(), StoreError> {
+        match apply_new(engine, events) {
+            Ok(range) if range.is_empty() => Ok(()),
             Ok(range) => {
-                if !range.is_empty() {
-                    follow::count_followed(follow::From::Announcement, range.len());
-                    publish_read(&self.hub, &events[range]);
-                    self.wake_ticker.notify_one();
-                }
-                true
+                follow::count_followed(from, range.len());
+                publish_read(&self.hub, &events[range]);
+                self.wake_ticker.notify_one();
+                Ok(())
             }
             Err(error) => {
-                tracing::warn!(%error, "an announced batch does not follow; rebuilding the engine");
-                if let Err(corrupt) = reload(&mut guard, &self.store, &self.health, &self.hub).await
-                {
+                if let Err(corrupt) = reload(engine, &self.store, &self.health, &self.hub).await {
                     tracing::error!(error = %corrupt, "the event log cannot be replayed");
                 }
-                false
+                Err(error)
             }
         }
     }
