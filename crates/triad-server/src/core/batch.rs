@@ -103,7 +103,7 @@ pub(crate) fn describe_metrics() {
     metrics::describe_counter!(
         super::follow::FOLLOWED_TOTAL,
         Unit::Count,
-        "PostgreSQL only: events other nodes committed that this node applied, by where it had them from: their batch's announcement (from=\"announcement\", no read) or the log read back (from=\"log\": a batch too large to announce whole, a missed announcement, or a batch's catch-up under the cluster lock)."
+        "PostgreSQL only: events other nodes committed that this node applied, by where it had them from: their batch's announcement (from=\"announcement\", no read) or the log read back (from=\"log\": an event too large to announce, a missed announcement, or a batch's catch-up under the cluster lock)."
     );
     describe_histogram!(
         FOLLOWED_EVENTS,
@@ -256,9 +256,10 @@ impl Batches {
     }
 
     /// Under the cluster lock: applies the events other nodes committed since this node's
-    /// last one, and publishes them to this node's subscribers. Nothing is read when the
-    /// lock was held already (`head` is `None`: nobody wrote since), or when the log's
-    /// head, read with the lock, is this node's last event.
+    /// last one, up to the log's head read with the lock, and publishes them to this node's
+    /// subscribers. Nothing is read when the lock was held already (`head` is `None`:
+    /// nobody wrote since), or when the head is this node's last event; otherwise reading
+    /// stops at the head (no other node can commit past it while this one holds the lock).
     async fn follow_log(
         &self,
         lock: &mut ClusterLock,
@@ -266,29 +267,30 @@ impl Batches {
         engine: &mut Engine,
     ) -> Result<(), StoreError> {
         let mut followed: u32 = 0;
-        if head.is_none_or(|head| head == engine.next_seq() - 1) {
-            metrics::histogram!(FOLLOWED_EVENTS).record(0.0);
-            return Ok(());
+        let head = head.unwrap_or(engine.next_seq() - 1);
+        if head < engine.next_seq() - 1 {
+            return Err(StoreError::Corrupt(format!(
+                "the event log ends at event {head}, before this node's last, {}",
+                engine.next_seq() - 1
+            )));
         }
-        loop {
+        while engine.next_seq() <= head {
             let after = engine.next_seq() - 1;
             let new = lock.conn.events_after(after, CATCH_UP_PAGE).await?;
-            if new.is_empty() {
-                metrics::histogram!(FOLLOWED_EVENTS).record(f64::from(followed));
-                return Ok(());
-            }
             followed = followed.saturating_add(u32::try_from(new.len()).unwrap_or(u32::MAX));
             let applied = apply_new(engine, &new)?;
             super::follow::count_followed(super::follow::From::Log, applied.len());
             // Under the lock every committed event is visible: a gap is corruption.
-            if applied.end != new.len() {
+            if new.is_empty() || applied.end != new.len() {
                 return Err(StoreError::Corrupt(format!(
-                    "the event log has a gap after event {}",
+                    "the event log has a gap after event {}, before its head {head}",
                     engine.next_seq() - 1
                 )));
             }
             publish_read(&self.hub, &new[applied]);
         }
+        metrics::histogram!(FOLLOWED_EVENTS).record(f64::from(followed));
+        Ok(())
     }
 
     /// Commits the batch's rows, if it has any: on a shared database in one statement on
