@@ -1,10 +1,11 @@
 //! Several nodes on one PostgreSQL database: how a node hears what the others committed.
 //!
 //! Each node listens on three channels. `triad_events` announces a batch another node
-//! committed: its last sequence number and, when they fit, its events with their topics
-//! ([`Announcement`]). A node that has every event before them applies them and publishes
-//! them to its own WebSockets as heard ([`Core::apply_announced`]); one that heard the
-//! number alone, or missed an earlier announcement, reads the new events by sequence number
+//! committed: its events with their topics, in one notification or several in a row, each
+//! with its last sequence number ([`Announcement`]). A node that has every event before
+//! them applies them and publishes them to its own WebSockets as heard
+//! ([`Core::apply_announced`]); one that heard a number alone (an event too large to
+//! announce), or missed an earlier announcement, reads the new events by sequence number
 //! ([`Core::catch_up`]). `triad_apps` says "an agents' message
 //! was stored" (`<node> <recipient> <id>`): the node reads it and delivers it to its own
 //! subscribers of that inbox. `triad_sessions` says "this session was logged out" (its

@@ -183,6 +183,72 @@ async fn two_players_on_two_nodes_play_each_other_in_real_time() {
     audit(&nodes, &url, &[&alice, &bob]).await;
 }
 
+/// A batch too large for one notification (PostgreSQL's limit is 8,000 bytes) is
+/// announced in several in a row, and the other nodes apply it whole from them, in order,
+/// without reading the log back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_batch_too_large_for_one_notification_reaches_the_other_nodes_announced() {
+    use triad_engine::{Command, Envelope};
+    use triad_server::store::{Commit, Encoded, LockConnection};
+
+    let (nodes, url) = cluster(2).await;
+    let (a, b) = (&nodes[0], &nodes[1]);
+    let alice = a.login(&key(1)).await;
+    let to: triad_engine::Address = alice.address.parse().unwrap();
+    let inbox = format!("inbox:{}", alice.address);
+    let mut subscriber = b.state().hub.register(512);
+    b.state().hub.subscribe(subscriber.id, &inbox);
+
+    // A third writer commits 200 deposits in one batch, as a node would.
+    let config = a.state().core.read().await.config().clone();
+    let store = Store::open(&url).await.unwrap();
+    let mut engine = store.load_engine(config.clone()).await.unwrap();
+    let now = a.now().await;
+    let events: Vec<_> = (0..200)
+        .flat_map(|i| {
+            let deposit = Command::Deposit { to, amount: 1 + i };
+            let envelope = Envelope::new(config.owner, now, deposit);
+            engine.execute(&envelope).unwrap().events
+        })
+        .collect();
+    let commit = Commit {
+        events: events
+            .iter()
+            .map(|e| Encoded::new(e, triad_server::hub::topics(e, &engine)).unwrap())
+            .collect(),
+        matches: Vec::new(),
+        match_floor: engine.oldest_match_id().0,
+    };
+    let bytes: usize = commit.events.iter().map(|e| e.json.len()).sum();
+    assert!(bytes > 3 * 8_000, "{bytes} bytes of events");
+    let announced = followed_events(b, "announcement").await;
+    let mut lock = LockConnection::new();
+    lock.lock(&store).await.unwrap();
+    lock.commit(&commit).await.unwrap();
+    lock.unlock().await.unwrap();
+
+    // B's subscriber has every deposit, in order, and both nodes applied them as announced
+    // (the metrics are the process's: both nodes' together).
+    let mut heard = Vec::new();
+    while heard.len() < events.len() {
+        let frame =
+            tokio::time::timeout(std::time::Duration::from_secs(5), subscriber.frames.recv())
+                .await
+                .expect("a frame within 5 s")
+                .expect("the hub is open");
+        heard.push(frame.seq);
+    }
+    let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
+    assert_eq!(heard, seqs);
+    let applied = followed_events(b, "announcement").await - announced;
+    assert!(applied >= 200.0, "{applied} events applied as announced");
+    for node in [a, b] {
+        assert_eq!(node.balance(&alice).await, (1..=200).sum::<u64>());
+    }
+    audit(&nodes, &url, &[&alice]).await;
+    store.close().await;
+}
+
 /// `triad_cluster_followed_events_total` from `from`, as `/metrics` shows it.
 async fn followed_events(node: &Server, from: &str) -> f64 {
     let r = node.get("/metrics").send().await;

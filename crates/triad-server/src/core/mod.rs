@@ -12,10 +12,10 @@
 //! cluster-wide advisory lock (session-level, on a connection of the node's own, kept for
 //! a stint of batches while commands keep coming: [`batch`]), applies the events other
 //! nodes committed since this node last looked, executes, and writes and commits in one
-//! statement that also announces the batch (`NOTIFY triad_events`, with its events when
-//! they fit). So every command of the cluster runs against the latest state, one batch at
-//! a time: a deadline fires once, two queued players are paired once, a conflicting command
-//! is refused, never lost. Between batches, a node applies the events each announcement
+//! statement that also announces the batch (`NOTIFY triad_events`, with its events). So
+//! every command of the cluster runs against the latest state, one batch at a time: a
+//! deadline fires once, two queued players are paired once, a conflicting command is
+//! refused, never lost. Between batches, a node applies the events each announcement
 //! carries ([`Core::apply_announced`]), reads the log when one carried none or was missed
 //! (and every second in case), and follows the log before every read, so a read sees every
 //! command that was acknowledged before it started, whichever node took it.

@@ -193,8 +193,8 @@ impl LockConnection {
         let Some(conn) = self.conn.as_mut().filter(|_| self.held) else {
             return Err(StoreError::Closed("the cluster lock is not held"));
         };
-        let announcement = super::announce::announcement(&commit.events);
-        match Store::write_batch(conn, &rows, &announcement).await {
+        let announcements = super::announce::announcements(&commit.events);
+        match Store::write_batch(conn, &rows, &announcements).await {
             Ok(()) => Ok(()),
             Err(error) => self.fail(error),
         }

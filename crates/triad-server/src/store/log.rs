@@ -203,10 +203,12 @@ pub(super) const INSERT_PLAYER: &str =
     "INSERT INTO match_players (address, match_id) VALUES ($1, $2) ON CONFLICT DO NOTHING";
 
 /// A batch's rows on PostgreSQL, in one statement: each table's rows arrive as one JSON
-/// array (`$1` to `$5`, see [`Rows::json`]), and `pg_notify($6, $7)` announces the batch
-/// (delivered at commit; [`announce`](super::announce)). Against one statement per row (a move's batch of 50 commands
-/// made ~150 round trips under the cluster lock), this is one round trip whatever the
-/// batch's size. The `Any` driver binds no arrays; a JSON text does as well.
+/// array (`$1` to `$5`, see [`Rows::json`]), and `pg_notify($6, …)` announces the batch,
+/// once for each payload of the JSON array `$7`, in its order (delivered at commit, in the
+/// order sent; [`announce`](super::announce)). Against one statement per row (a move's
+/// batch of 50 commands made ~150 round trips under the cluster lock), this is one round
+/// trip whatever the batch's size. The `Any` driver binds no arrays; a JSON text does as
+/// well.
 const WRITE_BATCH: &str = "WITH \
      e AS (INSERT INTO events (seq, at_ms, match_id, kind, body, match_floor) \
        SELECT seq, at_ms, match_id, kind, body, match_floor FROM json_to_recordset($1::json) \
@@ -225,7 +227,7 @@ const WRITE_BATCH: &str = "WITH \
      p AS (INSERT INTO match_players (address, match_id) \
        SELECT address, match_id FROM json_to_recordset($5::json) AS r(address TEXT, match_id BIGINT) \
        ON CONFLICT DO NOTHING) \
-     SELECT pg_notify($6, $7)";
+     SELECT pg_notify($6, payload) FROM json_array_elements_text($7::json) AS a(payload)";
 
 /// The JSON arrays [`WRITE_BATCH`] reads: events, topics, ledger entries, matches, players.
 struct JsonRows {
@@ -361,14 +363,16 @@ impl Store {
 
     /// Writes one batch on `conn` (PostgreSQL, whose session holds the cluster lock) as one
     /// statement ([`WRITE_BATCH`]) in its own transaction, and announces it to the other
-    /// nodes (`announcement`, [`announce`](super::announce)); the announcement is delivered
-    /// at its commit, which the answer follows.
+    /// nodes (`announcements`, in order: [`announce`](super::announce)); they are
+    /// delivered at its commit, which the answer follows.
     pub(super) async fn write_batch(
         conn: &mut sqlx::AnyConnection,
         rows: &Rows,
-        announcement: &str,
+        announcements: &[String],
     ) -> Result<(), StoreError> {
         let rows = rows.json()?;
+        let announcements = serde_json::to_string(announcements)
+            .map_err(|e| StoreError::Corrupt(format!("a batch's announcements: {e}")))?;
         sqlx::query(WRITE_BATCH)
             .bind(rows.events)
             .bind(rows.topics)
@@ -376,7 +380,7 @@ impl Store {
             .bind(rows.matches)
             .bind(rows.players)
             .bind(EVENTS_CHANNEL)
-            .bind(announcement)
+            .bind(announcements)
             .execute(conn)
             .await?;
         Ok(())

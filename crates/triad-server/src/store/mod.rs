@@ -16,7 +16,7 @@
 //! - [`heartbeat`]: when the service was last known to be alive;
 //! - [`migrations`]: the schema versions;
 //! - [`lock`]: the cluster lock's own connection, and the batches written under it;
-//! - [`announce`]: a batch's announcement to the other nodes, with its events when they fit;
+//! - [`announce`]: a batch's announcements to the other nodes, which carry its events;
 //! - this module: opening and closing the database, fixed settings and the health checks.
 //!
 //! On an SQLite file two threads of their own do the hot work: [`writer`] commits the
@@ -137,8 +137,9 @@ pub struct Store {
 /// few thousand commands writes well under this.
 pub const MIN_FREE_BYTES: u64 = 1 << 20;
 
-/// The PostgreSQL channel on which a node announces each batch it commits: its last
-/// sequence number, and its events when they fit ([`Announcement`]).
+/// The PostgreSQL channel on which a node announces each batch it commits: its events, in
+/// one notification or several in a row, each with its last sequence number
+/// ([`Announcement`]).
 pub const EVENTS_CHANNEL: &str = "triad_events";
 
 /// What every PostgreSQL session of a node sets first: no JIT compilation. Every statement
