@@ -16,6 +16,10 @@
 #   cargo build --release -p triad
 #   sudo bench/cluster.sh                          # RTTS="0 0.2 1" NODES="1 2 4"
 #   RTTS=1 NODES="1 4" CONC=64 GAMES=400 sudo bench/cluster.sh
+#   PG_OPTS="-c synchronous_commit=off" STATEMENTS=1 sudo bench/cluster.sh
+#
+# PG_OPTS adds PostgreSQL settings (as `postgres -c` options); STATEMENTS=1 loads
+# pg_stat_statements and writes each point's 25 costliest statements to `<point>.statements`.
 #
 # Needs root (namespaces), Debian's postgresql package, curl and python3. Traffic stays in
 # the namespaces it creates (a private /24 with no route out); everything is torn down on
@@ -27,6 +31,11 @@ NODES=${NODES:-1 2 4}
 CONC=${CONC:-64}                 # games in flight
 GAMES=${GAMES:-500}              # measured games per point (after max(CONC, 100) warmup)
 BENCH_ARGS=${BENCH_ARGS:-}
+PG_OPTS=${PG_OPTS:-}
+STATEMENTS=${STATEMENTS:-}
+if [ -n "$STATEMENTS" ]; then
+  PG_OPTS+=" -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all"
+fi
 TRIAD=${TRIAD:-${CARGO_TARGET_DIR:-$ROOT/target}/release/triad}
 OUT=${OUT:-$ROOT/bench/results/cluster-$(date -u +%Y%m%dT%H%M%SZ)}
 
@@ -90,7 +99,7 @@ chown postgres: "$PGROOT"
 runuser -u postgres -- "$PGBIN/initdb" -D "$PGROOT/data" -U postgres --auth=trust -E UTF8 \
   --locale=C.UTF-8 >/dev/null
 inns "$PG" runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PGROOT/data" -l "$PGROOT/log" -w -t 30 \
-  -o "-c listen_addresses=127.0.0.1 -p 5432 -c unix_socket_directories=$PGROOT -c max_connections=300" \
+  -o "-c listen_addresses=127.0.0.1 -p 5432 -c unix_socket_directories=$PGROOT -c max_connections=300 $PG_OPTS" \
   start >/dev/null
 psql_admin() { inns "$PG" psql -h 127.0.0.1 -p 5432 -U postgres -qAt "$@"; }
 echo "PostgreSQL $(psql_admin -c 'SHOW server_version')" \
@@ -156,6 +165,7 @@ run_point() { # rtt_ms nodes
   delay_us=$(python3 -c "print(round($rtt * 1000 / 2))")
   local base=${#PIDS[@]}
   psql_admin -c 'DROP DATABASE IF EXISTS triad_bench WITH (FORCE)' -c 'CREATE DATABASE triad_bench'
+  if [ -n "$STATEMENTS" ]; then psql_admin -d triad_bench -c 'CREATE EXTENSION pg_stat_statements'; fi
   start_proxy "$PG" "$PG_IP:6432" 127.0.0.1:5432 "$delay_us"
   local servers=() node_pids=() proxy_pids=("${PIDS[-1]}")
   for i in $(seq "$n"); do
@@ -180,6 +190,9 @@ run_point() { # rtt_ms nodes
   echo "== RTT $rtt ms ($delay_us us each way), $n node(s), c=$CONC, $GAMES games" >&2
   date +%s.%N >"$OUT/$name.span"
   cpu_line "${node_pids[@]}" -- "${proxy_pids[@]}" >"$OUT/$name.cpu"
+  if [ -n "$STATEMENTS" ]; then
+    psql_admin -d triad_bench -c 'SELECT pg_stat_statements_reset()' >/dev/null
+  fi
   # shellcheck disable=SC2086
   inns "$LG" "$TRIAD" bench --server "$list" --concurrency "$CONC" --games "$GAMES" \
     --no-progress --label "$name" --json "$OUT/$name.json" $BENCH_ARGS \
@@ -187,6 +200,12 @@ run_point() { # rtt_ms nodes
   sed -n 3p "$OUT/$name.bench.log" >&2
   date +%s.%N >>"$OUT/$name.span"
   cpu_line "${node_pids[@]}" -- "${proxy_pids[@]}" >>"$OUT/$name.cpu"
+  if [ -n "$STATEMENTS" ]; then
+    # calls | execution ms | rows | the statement
+    psql_admin -d triad_bench -F' | ' -c "SELECT calls, round(total_exec_time::numeric, 1), rows,
+      left(regexp_replace(query, '\s+', ' ', 'g'), 160) FROM pg_stat_statements
+      ORDER BY total_exec_time DESC LIMIT 25" >"$OUT/$name.statements"
+  fi
   for i in $(seq "$n"); do
     inns "$(node_ns "$i")" curl -sf http://127.0.0.1:8080/metrics >"$OUT/$name-node$i.metrics"
   done
