@@ -17,9 +17,13 @@
 #   sudo bench/cluster.sh                          # RTTS="0 0.2 1" NODES="1 2 4"
 #   RTTS=1 NODES="1 4" CONC=64 GAMES=400 sudo bench/cluster.sh
 #   PG_OPTS="-c synchronous_commit=off" STATEMENTS=1 sudo bench/cluster.sh
+#   FOLLOWERS=1 NODES="1 2" sudo bench/cluster.sh
 #
 # PG_OPTS adds PostgreSQL settings (as `postgres -c` options); STATEMENTS=1 loads
 # pg_stat_statements and writes each point's 25 costliest statements to `<point>.statements`.
+# FOLLOWERS=k starts k more nodes at each point that no client uses: they only follow the
+# others (apply and publish every batch, as any node does), so their CPU per game is what
+# following costs a node, apart from serving.
 #
 # Needs root (namespaces), Debian's postgresql package, curl and python3. Traffic stays in
 # the namespaces it creates (a private /24 with no route out); everything is torn down on
@@ -33,6 +37,7 @@ GAMES=${GAMES:-500}              # measured games per point (after max(CONC, 100
 BENCH_ARGS=${BENCH_ARGS:-}
 PG_OPTS=${PG_OPTS:-}
 STATEMENTS=${STATEMENTS:-}
+FOLLOWERS=${FOLLOWERS:-0}
 if [ -n "$STATEMENTS" ]; then
   PG_OPTS+=" -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all"
 fi
@@ -57,7 +62,7 @@ SW=$TAG-sw PG=$TAG-pg LG=$TAG-lg
 PG_IP=$NET.2 LG_IP=$NET.3
 node_ns() { echo "$TAG-n$1"; }
 node_ip() { echo "$NET.$((10 + $1))"; }
-MAX_NODES=$(printf '%s\n' $NODES | sort -n | tail -1)
+MAX_NODES=$(( $(printf '%s\n' $NODES | sort -n | tail -1) + FOLLOWERS ))
 
 NAMESPACES=() PIDS=() PGROOT=
 cleanup() {
@@ -104,6 +109,9 @@ inns "$PG" runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PGROOT/data" -l "$PGROOT/
 psql_admin() { inns "$PG" psql -h 127.0.0.1 -p 5432 -U postgres -qAt "$@"; }
 echo "PostgreSQL $(psql_admin -c 'SHOW server_version')" \
   "in $PG ($PG_IP), fsync=$(psql_admin -c 'SHOW fsync'); $(nproc) cores" | tee "$OUT/setup.txt"
+if [ "$FOLLOWERS" -gt 0 ]; then
+  echo "$FOLLOWERS follower node(s) at each point, used by no client" | tee -a "$OUT/setup.txt"
+fi
 
 # Starts `triad bench-proxy` in namespace $1 (listen $2, upstream $3, one-way $4 us).
 # Background processes start with `ip netns exec` itself, not through a function, so that $!
@@ -111,6 +119,18 @@ echo "PostgreSQL $(psql_admin -c 'SHOW server_version')" \
 start_proxy() {
   ip netns exec "$1" "$TRIAD" bench-proxy --listen "$2" --upstream "$3" --delay-us "$4" \
     2>>"$OUT/proxies.log" &
+  PIDS+=($!)
+}
+
+# Starts `triad serve` in namespace $1 on the database behind PostgreSQL's proxy, writing
+# its output to $2.out and $2.log.
+start_node() {
+  ip netns exec "$1" env TRIAD_KEY_FILE=/nonexistent TRIAD_LOG=warn "$TRIAD" serve \
+    --addr 127.0.0.1:8080 --database "postgres://postgres@$PG_IP:6432/triad_bench" \
+    --rate-per-ip 1000000000 --rate-per-address 1000000000 --rate-burst 1000000000 \
+    --ws-rate 1000000000 --max-connections-per-ip 1000000000 \
+    --max-websockets-per-ip 1000000000 --replay-events-per-ip 1000000000 \
+    >"$2.out" 2>"$2.log" &
   PIDS+=($!)
 }
 
@@ -141,14 +161,18 @@ pg_ticks() {
   echo $(( $(proc_ticks "$pm") + $(proc_ticks $(ps -o pid= --ppid "$pm")) ))
 }
 machine_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
-# One line of CPU ticks: the nodes (each), PostgreSQL, the proxies, the machine.
-cpu_line() { # node pids..., --, proxy pids...
-  local nodes=() line=""
+# One line of CPU ticks: the nodes (each), PostgreSQL, the proxies, the followers (each), the
+# machine.
+cpu_line() { # node pids..., --, proxy pids..., --, follower pids...
+  local nodes=() proxies=() line="" pid
   while [ "$1" != -- ]; do nodes+=("$1"); shift; done
   shift
-  local pid
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do proxies+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
   for pid in "${nodes[@]}"; do line+="node=$(proc_ticks "$pid") "; done
-  echo "${line}postgres=$(pg_ticks) proxies=$(proc_ticks "$@") machine=$(machine_ticks) tick=$TICK"
+  line+="postgres=$(pg_ticks) proxies=$(proc_ticks "${proxies[@]}") "
+  for pid in "$@"; do line+="follower=$(proc_ticks "$pid") "; done
+  echo "${line}machine=$(machine_ticks) tick=$TICK"
 }
 
 wait_healthy() { # namespace, URL
@@ -171,25 +195,26 @@ run_point() { # rtt_ms nodes
   for i in $(seq "$n"); do
     local ns ip
     ns=$(node_ns "$i") ip=$(node_ip "$i")
-    ip netns exec "$ns" env TRIAD_KEY_FILE=/nonexistent TRIAD_LOG=warn "$TRIAD" serve \
-      --addr 127.0.0.1:8080 --database "postgres://postgres@$PG_IP:6432/triad_bench" \
-      --rate-per-ip 1000000000 --rate-per-address 1000000000 --rate-burst 1000000000 \
-      --ws-rate 1000000000 --max-connections-per-ip 1000000000 \
-      --max-websockets-per-ip 1000000000 --replay-events-per-ip 1000000000 \
-      >"$OUT/$name-node$i.out" 2>"$OUT/$name-node$i.log" &
-    PIDS+=($!)
-    node_pids+=($!)
+    start_node "$ns" "$OUT/$name-node$i"
+    node_pids+=("${PIDS[-1]}")
     start_proxy "$ns" "$ip:9080" 127.0.0.1:8080 "$delay_us"
     proxy_pids+=("${PIDS[-1]}")
     # The first node creates the schema; the others start once it has.
     wait_healthy "$LG" "http://$ip:9080"
     servers+=("http://$ip:9080")
   done
+  # Nodes that no client uses (FOLLOWERS): reached by nobody, so no proxy in front.
+  local follower_pids=()
+  for i in $(seq $((n + 1)) $((n + FOLLOWERS))); do
+    start_node "$(node_ns "$i")" "$OUT/$name-follower$i"
+    follower_pids+=("${PIDS[-1]}")
+    wait_healthy "$(node_ns "$i")" http://127.0.0.1:8080
+  done
   local list
   list=$(IFS=,; echo "${servers[*]}")
   echo "== RTT $rtt ms ($delay_us us each way), $n node(s), c=$CONC, $GAMES games" >&2
   date +%s.%N >"$OUT/$name.span"
-  cpu_line "${node_pids[@]}" -- "${proxy_pids[@]}" >"$OUT/$name.cpu"
+  cpu_line "${node_pids[@]}" -- "${proxy_pids[@]}" -- "${follower_pids[@]}" >"$OUT/$name.cpu"
   if [ -n "$STATEMENTS" ]; then
     psql_admin -d triad_bench -c 'SELECT pg_stat_statements_reset()' >/dev/null
   fi
@@ -199,7 +224,7 @@ run_point() { # rtt_ms nodes
     >/dev/null 2>"$OUT/$name.bench.log" || { cat "$OUT/$name.bench.log" >&2; die "$name failed"; }
   sed -n 3p "$OUT/$name.bench.log" >&2
   date +%s.%N >>"$OUT/$name.span"
-  cpu_line "${node_pids[@]}" -- "${proxy_pids[@]}" >>"$OUT/$name.cpu"
+  cpu_line "${node_pids[@]}" -- "${proxy_pids[@]}" -- "${follower_pids[@]}" >>"$OUT/$name.cpu"
   if [ -n "$STATEMENTS" ]; then
     # calls | execution ms | rows | the statement
     psql_admin -d triad_bench -F' | ' -c "SELECT calls, round(total_exec_time::numeric, 1), rows,
@@ -208,6 +233,9 @@ run_point() { # rtt_ms nodes
   fi
   for i in $(seq "$n"); do
     inns "$(node_ns "$i")" curl -sf http://127.0.0.1:8080/metrics >"$OUT/$name-node$i.metrics"
+  done
+  for i in $(seq $((n + 1)) $((n + FOLLOWERS))); do
+    inns "$(node_ns "$i")" curl -sf http://127.0.0.1:8080/metrics >"$OUT/$name-follower$i.metrics"
   done
   stop_since "$base"
 }

@@ -44,7 +44,8 @@ def mean(totals, family):
 def cpu_ms_per_game(path, games):
     """CPU per game of the point's parts, from its .cpu file (ticks before and after the
     run, warmup included, as the metrics are): the nodes together, PostgreSQL, the delay
-    proxies, and the rest of the machine (the load generator, the kernel's network)."""
+    proxies, one follower (a node no client uses, FOLLOWERS), and the rest of the machine
+    (the load generator, the kernel's network)."""
     if not path.exists() or not games:
         return None
     before, after = (
@@ -57,9 +58,15 @@ def cpu_ms_per_game(path, games):
             float(v) for k, v in before if k == part
         )
 
-    parts = {part: spent(part) for part in ("node", "postgres", "proxies", "machine")}
-    parts["rest"] = parts["machine"] - parts["node"] - parts["postgres"] - parts["proxies"]
+    parts = {
+        part: spent(part) for part in ("node", "postgres", "proxies", "follower", "machine")
+    }
+    parts["rest"] = parts["machine"] - sum(
+        parts[p] for p in ("node", "postgres", "proxies", "follower")
+    )
+    followers = sum(1 for k, _ in after if k == "follower")
     per_game = {part: ticks / tick * 1e3 / games for part, ticks in parts.items()}
+    per_game["follower"] = per_game["follower"] / followers if followers else None
     per_game["machine_s"] = parts["machine"] / tick
     return per_game
 
@@ -154,15 +161,18 @@ def main(out):
     costed = [q for q in points if q["cpu_ms_per_game"]]
     if costed:
         print()
-        head = ["RTT ms", "nodes", "nodes' CPU ms/game", "PostgreSQL", "proxies",
-                "rest (load generator, kernel)", "machine", "machine cores busy"]
+        followed = any(q["cpu_ms_per_game"]["follower"] is not None for q in costed)
+        parts = ["node", "postgres", "proxies"] + (["follower"] if followed else [])
+        head = ["RTT ms", "nodes", "nodes' CPU ms/game", "PostgreSQL", "proxies"] + (
+            ["a follower"] if followed else []
+        ) + ["rest (load generator, kernel)", "machine", "machine cores busy"]
         print("| " + " | ".join(head) + " |")
         print("|" + "---:|" * len(head))
         for q in costed:
             c = q["cpu_ms_per_game"]
             busy = c["machine_s"] / q["span_s"]
             row = [fmt(q["rtt_ms"], 1), str(q["nodes"])] + [
-                fmt(c[k], 2) for k in ("node", "postgres", "proxies", "rest", "machine")
+                fmt(c[k], 2) for k in parts + ["rest", "machine"]
             ] + [fmt(busy, 2)]
             print("| " + " | ".join(row) + " |")
 
