@@ -450,9 +450,16 @@ impl Core {
 
 /// Sends a `Tick` whenever a deadline is due (challenges expire, unplayed matches abort
 /// and, with automatic timeouts, slow players lose) or memory is to be swept.
+///
+/// It reads the engine as this node has it, without following the log first
+/// ([`Core::read`] would, on a shared database: a query at every wake, and every batch of
+/// the cluster wakes it). A deadline another node moved and this node has not heard of yet
+/// costs at most a `Tick` that finds nothing due (the `Tick` follows the log under the
+/// cluster lock before it runs), or a wait until the batch that moved it is heard, which
+/// wakes the ticker.
 async fn ticker(core: Core) {
     loop {
-        let next = core.read().await.next_tick_ms();
+        let next = core.engine.read().await.next_tick_ms();
         let now = core.clock.now_ms();
         match next {
             Some(at) if at <= now => {
