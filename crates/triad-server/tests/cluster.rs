@@ -249,6 +249,46 @@ async fn a_batch_too_large_for_one_notification_reaches_the_other_nodes_announce
     store.close().await;
 }
 
+/// The cluster's batches cost no node a read of the log: a node follows them from their
+/// announcements, and its deadline ticker, which every batch wakes, reads the engine as the
+/// node has it. (It used to follow the log first: a query on every node for every batch.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_clusters_batches_cost_no_node_a_read_of_the_log() {
+    let (nodes, _url) = cluster(2).await;
+    let (a, b) = (&nodes[0], &nodes[1]);
+    let alice = a.login(&key(1)).await;
+    a.deposit(&alice, 1).await;
+    let before = counter(b, "triad_cluster_log_reads_total").await;
+    // Forty batches, one after the other, each heard by the other node and waking both
+    // nodes' tickers.
+    for _ in 0..40 {
+        a.deposit(&alice, 1).await;
+    }
+    let last = a.state().core.read().await.next_seq() - 1;
+    let waited = std::time::Instant::now();
+    while !b.state().core.has_applied(last).await {
+        assert!(
+            waited.elapsed().as_secs() < 5,
+            "B has not followed A within 5 s"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    // Both nodes' reads (the metrics are the process's): at most the once-a-second
+    // follow of each node while this ran, far from one per batch per node.
+    let reads = counter(b, "triad_cluster_log_reads_total").await - before;
+    assert!(reads < 10.0, "{reads} reads of the log for 40 batches");
+}
+
+/// A counter without labels, as `/metrics` shows it (0 before its first increment).
+async fn counter(node: &Server, name: &str) -> f64 {
+    let r = node.get("/metrics").send().await;
+    let prefix = format!("{name} ");
+    r.text
+        .lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .map_or(0.0, |v| v.parse().unwrap())
+}
+
 /// `triad_cluster_followed_events_total` from `from`, as `/metrics` shows it.
 async fn followed_events(node: &Server, from: &str) -> f64 {
     let r = node.get("/metrics").send().await;

@@ -105,6 +105,11 @@ pub(crate) fn describe_metrics() {
         Unit::Count,
         "PostgreSQL only: events other nodes committed that this node applied, by where it had them from: their batch's announcement (from=\"announcement\", no read) or the log read back (from=\"log\": an event too large to announce, a missed announcement, or a batch's catch-up under the cluster lock)."
     );
+    metrics::describe_counter!(
+        super::follow::LOG_READS_TOTAL,
+        Unit::Count,
+        "PostgreSQL only: reads of the event log outside the cluster lock, one query each: before an API read (so that it sees every command acknowledged before it, on any node), after a missed announcement, and once a second. Every batch of the cluster asking for none, this grows with the API's reads, not with the cluster's batches."
+    );
     describe_histogram!(
         FOLLOWED_EVENTS,
         Unit::Count,

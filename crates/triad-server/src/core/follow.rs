@@ -19,6 +19,10 @@ pub(super) const CATCH_UP_PAGE: u32 = 10_000;
 /// (described in [`describe_metrics`](super::batch::describe_metrics)).
 pub(super) const FOLLOWED_TOTAL: &str = "triad_cluster_followed_events_total";
 
+/// Reads of the log outside the cluster lock ([`Core::catch_up`](super::Core::catch_up)),
+/// one query each (described in [`describe_metrics`](super::batch::describe_metrics)).
+pub(super) const LOG_READS_TOTAL: &str = "triad_cluster_log_reads_total";
+
 /// Where a node had another node's events from.
 #[derive(Copy, Clone, Debug)]
 pub(super) enum From {

@@ -311,6 +311,7 @@ impl Core {
         }
         loop {
             let after = self.engine.read().await.next_seq() - 1;
+            metrics::counter!(follow::LOG_READS_TOTAL).increment(1);
             let new = self.store.new_events(after, CATCH_UP_PAGE).await?;
             if new.is_empty() {
                 return Ok(());
