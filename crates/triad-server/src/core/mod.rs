@@ -177,6 +177,8 @@ pub struct Core {
     hub: Hub,
     clock: Arc<Clock>,
     wake_ticker: Arc<Notify>,
+    /// Reads of the log outside the cluster lock ([`Core::log_reads`]).
+    log_reads: Arc<AtomicU64>,
     stopping: Arc<Notify>,
     stopped: Arc<std::sync::atomic::AtomicBool>,
     health: Arc<Health>,
@@ -208,6 +210,7 @@ impl Core {
             hub: hub.clone(),
             clock: clock.clone(),
             wake_ticker: wake_ticker.clone(),
+            log_reads: Arc::default(),
             stopping: Arc::new(Notify::new()),
             stopped: Arc::new(std::sync::atomic::AtomicBool::new(false)),
             health: Arc::default(),
@@ -294,6 +297,13 @@ impl Core {
         self.engine.read().await.next_seq() > seq
     }
 
+    /// How many times this node has read the log outside the cluster lock
+    /// ([`catch_up`](Core::catch_up); `triad_cluster_log_reads_total` counts the process's).
+    #[must_use]
+    pub fn log_reads(&self) -> u64 {
+        self.log_reads.load(Ordering::Relaxed)
+    }
+
     /// Whether other nodes may write to the database (PostgreSQL).
     #[must_use]
     pub fn is_shared(&self) -> bool {
@@ -312,6 +322,7 @@ impl Core {
         loop {
             let after = self.engine.read().await.next_seq() - 1;
             metrics::counter!(follow::LOG_READS_TOTAL).increment(1);
+            self.log_reads.fetch_add(1, Ordering::Relaxed);
             let new = self.store.new_events(after, CATCH_UP_PAGE).await?;
             if new.is_empty() {
                 return Ok(());
