@@ -18,12 +18,17 @@
 #   RTTS=1 NODES="1 4" CONC=64 GAMES=400 sudo bench/cluster.sh
 #   PG_OPTS="-c synchronous_commit=off" STATEMENTS=1 sudo bench/cluster.sh
 #   FOLLOWERS=1 NODES="1 2" sudo bench/cluster.sh
+#   NODE_CPU=0.15 CONC=256 sudo bench/cluster.sh
 #
 # PG_OPTS adds PostgreSQL settings (as `postgres -c` options); STATEMENTS=1 loads
 # pg_stat_statements and writes each point's 25 costliest statements to `<point>.statements`.
 # FOLLOWERS=k starts k more nodes at each point that no client uses: they only follow the
 # others (apply and publish every batch, as any node does), so their CPU per game is what
 # following costs a node, apart from serving.
+# NODE_CPU=x gives each node (followers too) x cores of CPU time and no more, as a host of its
+# own would (a cgroup's CFS quota: 1 ms of CPU per 1/x ms), so that the nodes, not the two
+# cores every process here shares, are what runs out as the load grows: N such nodes should
+# serve more than one if the cluster adds capacity.
 #
 # Needs root (namespaces), Debian's postgresql package, curl and python3. Traffic stays in
 # the namespaces it creates (a private /24 with no route out); everything is torn down on
@@ -38,6 +43,7 @@ BENCH_ARGS=${BENCH_ARGS:-}
 PG_OPTS=${PG_OPTS:-}
 STATEMENTS=${STATEMENTS:-}
 FOLLOWERS=${FOLLOWERS:-0}
+NODE_CPU=${NODE_CPU:-}
 if [ -n "$STATEMENTS" ]; then
   PG_OPTS+=" -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all"
 fi
@@ -52,6 +58,13 @@ PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 for tool in ip curl python3 runuser psql; do
   command -v "$tool" >/dev/null || die "$tool is missing"
 done
+if [ -n "$NODE_CPU" ]; then
+  # cgroup v1's cpu controller, or v2's unified hierarchy with it enabled.
+  CPU_CGROUP_ROOT=/sys/fs/cgroup/cpu
+  [ -f "$CPU_CGROUP_ROOT/cpu.cfs_quota_us" ] || die "NODE_CPU needs cgroup v1's cpu controller at $CPU_CGROUP_ROOT"
+  CPU_PERIOD_US=$(python3 -c "x = float('$NODE_CPU'); assert 0 < x <= 1; print(round(1000 / x))") \
+    || die "NODE_CPU is a share of one core, in (0, 1]"
+fi
 mkdir -p "$OUT"
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 
@@ -64,7 +77,7 @@ node_ns() { echo "$TAG-n$1"; }
 node_ip() { echo "$NET.$((10 + $1))"; }
 MAX_NODES=$(( $(printf '%s\n' $NODES | sort -n | tail -1) + FOLLOWERS ))
 
-NAMESPACES=() PIDS=() PGROOT=
+NAMESPACES=() PIDS=() CGROUPS=() PGROOT=
 cleanup() {
   local status=$?
   set +e
@@ -74,6 +87,7 @@ cleanup() {
     runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PGROOT/data" -m immediate -w stop >/dev/null 2>&1
   fi
   [ -n "$PGROOT" ] && rm -rf "$PGROOT"
+  for cg in "${CGROUPS[@]}"; do rmdir "$cg" 2>/dev/null; done
   # Deleting a namespace deletes the veth ends in it, and with them their peers.
   for ns in "${NAMESPACES[@]}"; do ip netns del "$ns" 2>/dev/null; done
   exit "$status"
@@ -112,6 +126,9 @@ echo "PostgreSQL $(psql_admin -c 'SHOW server_version')" \
 if [ "$FOLLOWERS" -gt 0 ]; then
   echo "$FOLLOWERS follower node(s) at each point, used by no client" | tee -a "$OUT/setup.txt"
 fi
+if [ -n "$NODE_CPU" ]; then
+  echo "each node held to $NODE_CPU cores (1 ms of CPU per $CPU_PERIOD_US us)" | tee -a "$OUT/setup.txt"
+fi
 
 # Starts `triad bench-proxy` in namespace $1 (listen $2, upstream $3, one-way $4 us).
 # Background processes start with `ip netns exec` itself, not through a function, so that $!
@@ -132,6 +149,21 @@ start_node() {
     --max-websockets-per-ip 1000000000 --replay-events-per-ip 1000000000 \
     >"$2.out" 2>"$2.log" &
   PIDS+=($!)
+  if [ -n "$NODE_CPU" ]; then limit_cpu "$1" "$!"; fi
+}
+
+# Holds process $2 (every thread, and any it starts) to NODE_CPU cores, in a CPU cgroup named
+# after namespace $1: a CFS quota of 1 ms per period of 1/NODE_CPU ms (the kernel's least
+# quota is 1 ms; a short period keeps a node that used its share from stalling for long).
+limit_cpu() {
+  local cg=$CPU_CGROUP_ROOT/$1
+  if [ ! -d "$cg" ]; then
+    mkdir "$cg"
+    CGROUPS+=("$cg")
+    echo "$CPU_PERIOD_US" >"$cg/cpu.cfs_period_us"
+    echo 1000 >"$cg/cpu.cfs_quota_us"
+  fi
+  echo "$2" >"$cg/cgroup.procs"
 }
 
 # Stops the processes started since PIDS had $1 entries.

@@ -118,6 +118,12 @@ def main(out):
             "holds_per_s": holds / span_s if holds else None,
             "commands_per_hold": committed / holds if holds and committed else None,
             "ceiling_commands_per_s": (committed / hold_s) if hold_s and committed else None,
+            # The lock held per batch, in ms: t(RTT, b) of the capacity model.
+            "lock_ms_per_batch": (
+                hold_s / totals["triad_commit_batch_commands_count"] * 1e3
+                if hold_s is not None and totals.get("triad_commit_batch_commands_count")
+                else None
+            ),
             # Over the whole run, warmup included: CPU ms per game of each part.
             "cpu_ms_per_game": cpu_ms_per_game(
                 out / f"rtt{m['rtt']}-n{m['n']}.cpu", p["games_ok"] + p["warmup_ok"]
@@ -142,7 +148,7 @@ def main(out):
     families = sorted({f for q in points for f in q["lock"]})
     head = [
         "RTT ms", "nodes", "games/s", "× 1 node", "moves/s", "move p50 ms", "move p99 ms",
-        "commands/batch", "commit ms", "lock busy", "ceiling commands/s",
+        "commands/batch", "commit ms", "lock ms/batch", "lock busy", "ceiling commands/s",
     ] + [
         f.removeprefix("triad_").replace("_seconds", " ms") for f in families
     ] + ["failed"]
@@ -154,7 +160,7 @@ def main(out):
             fmt(q["rtt_ms"], 1), str(q["nodes"]), fmt(q["games_per_s"]),
             fmt(q["games_per_s_vs_1_node"], 2), fmt(q["moves_per_s"], 0),
             fmt(q["move_p50_ms"]), fmt(q["move_p99_ms"]), fmt(q["commands_per_batch"], 2),
-            fmt(q["commit_ms"], 2), fmt(q["lock_busy"], 2), fmt(q["ceiling_commands_per_s"], 0),
+            fmt(q["commit_ms"], 2), fmt(q["lock_ms_per_batch"], 2), fmt(q["lock_busy"], 2), fmt(q["ceiling_commands_per_s"], 0),
         ] + [fmt(q["lock"].get(f), 2) for f in families] + [str(q["games_failed"])]
         print("| " + " | ".join(row) + " |")
 
