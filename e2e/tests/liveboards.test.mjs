@@ -113,12 +113,20 @@ test('at most eight boards are drawn and followed; the rest are counted', async 
   const page = await newPage(browser, server, { viewport: PHONE });
   // Count the page's match subscriptions as they go out on its socket.
   const followed = new Set();
-  page.on('websocket', (ws) =>
+  // What the socket said of the lobby, for the message of a failure below.
+  const lobbyFrames = [];
+  page.on('websocket', (ws) => {
     ws.on('framesent', ({ payload }) => {
       const m = JSON.parse(String(payload));
       if (String(m.topic).startsWith('match:')) (m.type === 'subscribe' ? followed.add(m.topic) : followed.delete(m.topic));
-    }),
-  );
+      if (m.topic === 'lobby') lobbyFrames.push(`${Date.now()} sent ${String(payload)}`);
+    });
+    ws.on('framereceived', ({ payload }) => {
+      const m = JSON.parse(String(payload));
+      if (m.topic === 'lobby' || m.type === 'error') lobbyFrames.push(`${Date.now()} got ${m.type} ${m.event?.kind ?? ''} ${m.event?.seq ?? m.code ?? ''}`);
+    });
+    ws.on('close', () => lobbyFrames.push(`${Date.now()} socket closed`));
+  });
   // Every live match, these ten and any an earlier test left under way.
   const live = [];
   for (const status of ['ready', 'in_progress']) live.push(...(await server.request('GET', `/api/matches?status=${status}&limit=12`)).matches);
@@ -143,7 +151,7 @@ test('at most eight boards are drawn and followed; the rest are counted', async 
   await startMatch(c, d);
   const asked = Date.now();
   while (held === 0 && Date.now() - asked < 15_000) await page.waitForTimeout(25);
-  assert.ok(held > 0, 'the new match made the page read the lobby again');
+  assert.ok(held > 0, `the new match made the page read the lobby again (asked at ${asked}; the socket's lobby frames: ${lobbyFrames.join('; ')})`);
   await page.locator('a[href="/leaderboard"]:visible').first().click();
   await page.waitForURL(/\/leaderboard$/);
   // The held answers arrive after the view is gone.
