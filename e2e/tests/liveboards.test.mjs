@@ -122,7 +122,12 @@ test('at most eight boards are drawn and followed; the rest are counted', async 
       if (m.topic === 'lobby') lobbyFrames.push(`${Date.now()} sent ${String(payload)}`);
     });
     ws.on('framereceived', ({ payload }) => {
-      const m = JSON.parse(String(payload));
+      let m;
+      try {
+        m = JSON.parse(String(payload));
+      } catch {
+        return lobbyFrames.push(`${Date.now()} got a frame that is not JSON`);
+      }
       if (m.topic === 'lobby' || m.type === 'error') lobbyFrames.push(`${Date.now()} got ${m.type} ${m.event?.kind ?? ''} ${m.event?.seq ?? m.code ?? ''}`);
     });
     ws.on('close', () => lobbyFrames.push(`${Date.now()} socket closed`));
