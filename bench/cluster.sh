@@ -19,6 +19,7 @@
 #   PG_OPTS="-c synchronous_commit=off" STATEMENTS=1 sudo bench/cluster.sh
 #   FOLLOWERS=1 NODES="1 2" sudo bench/cluster.sh
 #   NODE_CPU=0.15 CONC=256 sudo bench/cluster.sh
+#   PG_CPU=1 NODES=1 STATEMENTS=1 sudo taskset -c 0 bench/cluster.sh
 #
 # PG_OPTS adds PostgreSQL settings (as `postgres -c` options); STATEMENTS=1 loads
 # pg_stat_statements and writes each point's 25 costliest statements to `<point>.statements`.
@@ -29,6 +30,8 @@
 # own would (a cgroup's CFS quota: 1 ms of CPU per 1/x ms), so that the nodes, not the two
 # cores every process here shares, are what runs out as the load grows: N such nodes should
 # serve more than one if the cluster adds capacity.
+# PG_CPU=k pins PostgreSQL to CPU k, as a host of its own would have it; run the script under
+# `taskset -c <another>` to keep everything else off that CPU.
 #
 # Needs root (namespaces), Debian's postgresql package, curl and python3. Traffic stays in
 # the namespaces it creates (a private /24 with no route out); everything is torn down on
@@ -44,6 +47,7 @@ PG_OPTS=${PG_OPTS:-}
 STATEMENTS=${STATEMENTS:-}
 FOLLOWERS=${FOLLOWERS:-0}
 NODE_CPU=${NODE_CPU:-}
+PG_CPU=${PG_CPU:-}
 if [ -n "$STATEMENTS" ]; then
   PG_OPTS+=" -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all"
 fi
@@ -121,6 +125,12 @@ inns "$PG" runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PGROOT/data" -l "$PGROOT/
   -o "-c listen_addresses=127.0.0.1 -p 5432 -c unix_socket_directories=$PGROOT -c max_connections=300 $PG_OPTS" \
   start >/dev/null
 psql_admin() { inns "$PG" psql -h 127.0.0.1 -p 5432 -U postgres -qAt "$@"; }
+if [ -n "$PG_CPU" ]; then
+  # Every PostgreSQL process, and the backends it forks from now on, on that CPU alone.
+  pm=$(head -1 "$PGROOT/data/postmaster.pid")
+  for pid in $pm $(ps -o pid= --ppid "$pm"); do taskset -apc "$PG_CPU" "$pid" >/dev/null; done
+  echo "PostgreSQL pinned to CPU $PG_CPU" | tee -a "$OUT/setup.txt"
+fi
 echo "PostgreSQL $(psql_admin -c 'SHOW server_version')" \
   "in $PG ($PG_IP), fsync=$(psql_admin -c 'SHOW fsync'); $(nproc) cores" | tee "$OUT/setup.txt"
 if [ "$FOLLOWERS" -gt 0 ]; then
