@@ -63,7 +63,7 @@ for tool in ip curl python3 runuser psql; do
   command -v "$tool" >/dev/null || die "$tool is missing"
 done
 if [ -n "$NODE_CPU" ]; then
-  # cgroup v1's cpu controller, or v2's unified hierarchy with it enabled.
+  # cgroup v1's cpu controller (this machine has no v2 one).
   CPU_CGROUP_ROOT=/sys/fs/cgroup/cpu
   [ -f "$CPU_CGROUP_ROOT/cpu.cfs_quota_us" ] || die "NODE_CPU needs cgroup v1's cpu controller at $CPU_CGROUP_ROOT"
   CPU_PERIOD_US=$(python3 -c "x = float('$NODE_CPU'); assert 0 < x <= 1; print(round(1000 / x))") \
@@ -125,16 +125,16 @@ inns "$PG" runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PGROOT/data" -l "$PGROOT/
   -o "-c listen_addresses=127.0.0.1 -p 5432 -c unix_socket_directories=$PGROOT -c max_connections=300 $PG_OPTS" \
   start >/dev/null
 psql_admin() { inns "$PG" psql -h 127.0.0.1 -p 5432 -U postgres -qAt "$@"; }
+echo "PostgreSQL $(psql_admin -c 'SHOW server_version')" \
+  "in $PG ($PG_IP), fsync=$(psql_admin -c 'SHOW fsync'); $(nproc) cores" | tee "$OUT/setup.txt"
+if [ "$FOLLOWERS" -gt 0 ]; then
+  echo "$FOLLOWERS follower node(s) at each point, used by no client" | tee -a "$OUT/setup.txt"
+fi
 if [ -n "$PG_CPU" ]; then
   # Every PostgreSQL process, and the backends it forks from now on, on that CPU alone.
   pm=$(head -1 "$PGROOT/data/postmaster.pid")
   for pid in $pm $(ps -o pid= --ppid "$pm"); do taskset -apc "$PG_CPU" "$pid" >/dev/null; done
   echo "PostgreSQL pinned to CPU $PG_CPU" | tee -a "$OUT/setup.txt"
-fi
-echo "PostgreSQL $(psql_admin -c 'SHOW server_version')" \
-  "in $PG ($PG_IP), fsync=$(psql_admin -c 'SHOW fsync'); $(nproc) cores" | tee "$OUT/setup.txt"
-if [ "$FOLLOWERS" -gt 0 ]; then
-  echo "$FOLLOWERS follower node(s) at each point, used by no client" | tee -a "$OUT/setup.txt"
 fi
 if [ -n "$NODE_CPU" ]; then
   echo "each node held to $NODE_CPU cores (1 ms of CPU per $CPU_PERIOD_US us)" | tee -a "$OUT/setup.txt"

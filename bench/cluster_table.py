@@ -96,6 +96,7 @@ def main(out):
         hold_s = totals.get("triad_cluster_lock_hold_seconds_sum")
         holds = totals.get("triad_cluster_lock_hold_seconds_count")
         committed = totals.get("triad_commit_batch_commands_sum")
+        batches = totals.get("triad_commit_batch_commands_count")
         point = {
             "rtt_ms": float(m["rtt"]),
             "nodes": int(m["n"]),
@@ -106,7 +107,7 @@ def main(out):
             "commands_per_s": commands / p["wall_s"] if p["wall_s"] else None,
             "move_p50_ms": p["move_latency_ms"]["p50"],
             "move_p99_ms": p["move_latency_ms"]["p99"],
-            "batches": totals.get("triad_commit_batch_commands_count"),
+            "batches": batches,
             "commands_per_batch": batch_commands,
             "commit_ms": (mean(totals, "triad_commit_seconds") or 0) * 1e3,
             "span_s": span_s,
@@ -119,11 +120,7 @@ def main(out):
             "commands_per_hold": committed / holds if holds and committed else None,
             "ceiling_commands_per_s": (committed / hold_s) if hold_s and committed else None,
             # The lock held per batch, in ms: t(RTT, b) of the capacity model.
-            "lock_ms_per_batch": (
-                hold_s / totals["triad_commit_batch_commands_count"] * 1e3
-                if hold_s is not None and totals.get("triad_commit_batch_commands_count")
-                else None
-            ),
+            "lock_ms_per_batch": hold_s / batches * 1e3 if hold_s is not None and batches else None,
             # Over the whole run, warmup included: CPU ms per game of each part.
             "cpu_ms_per_game": cpu_ms_per_game(
                 out / f"rtt{m['rtt']}-n{m['n']}.cpu", p["games_ok"] + p["warmup_ok"]
@@ -160,7 +157,8 @@ def main(out):
             fmt(q["rtt_ms"], 1), str(q["nodes"]), fmt(q["games_per_s"]),
             fmt(q["games_per_s_vs_1_node"], 2), fmt(q["moves_per_s"], 0),
             fmt(q["move_p50_ms"]), fmt(q["move_p99_ms"]), fmt(q["commands_per_batch"], 2),
-            fmt(q["commit_ms"], 2), fmt(q["lock_ms_per_batch"], 2), fmt(q["lock_busy"], 2), fmt(q["ceiling_commands_per_s"], 0),
+            fmt(q["commit_ms"], 2), fmt(q["lock_ms_per_batch"], 2), fmt(q["lock_busy"], 2),
+            fmt(q["ceiling_commands_per_s"], 0),
         ] + [fmt(q["lock"].get(f), 2) for f in families] + [str(q["games_failed"])]
         print("| " + " | ".join(row) + " |")
 
