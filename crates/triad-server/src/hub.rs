@@ -75,8 +75,9 @@ pub fn frame_text(topic: &str, event_json: &str) -> String {
 pub fn topics(event: &Event, engine: &Engine) -> Vec<String> {
     let mut out = Vec::with_capacity(4);
     let mut inbox: Vec<Address> = Vec::new();
+    // The store derives this one from the event's match (`store::match_topic`).
     if let Some(id) = event.match_id() {
-        out.push(format!("match:{id}"));
+        out.push(crate::store::match_topic(id.0));
     }
     // A match's own events go to everyone it concerns, as `match_players` records them:
     // the store keeps no inbox rows for those and derives them from that table

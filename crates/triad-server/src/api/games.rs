@@ -778,7 +778,7 @@ pub async fn match_events(
     let limit = limit(q.limit, 200, 1000)?;
     let rows = state
         .store
-        .topic_events(&format!("match:{id}"), q.since, limit)
+        .topic_events(&crate::store::match_topic(id), q.since, limit)
         .await?;
     let next_since = (rows.len() == limit as usize).then(|| rows.last().map_or(q.since, |r| r.seq));
     let events = rows

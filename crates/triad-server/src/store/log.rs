@@ -7,7 +7,8 @@
 use triad_engine::{Account, Event, EventKind, Match, MatchId};
 
 use super::{
-    EVENTS_CHANNEL, Store, StoreError, close_after_failed_write, to_i64, topics::inbox_is_derived,
+    EVENTS_CHANNEL, Store, StoreError, close_after_failed_write, to_i64,
+    topics::{inbox_is_derived, match_topic},
 };
 
 /// An event on its way to the log and the subscribers: its topics, and its JSON, encoded
@@ -132,9 +133,12 @@ impl Rows {
                 && event
                     .match_id()
                     .is_some_and(|id| commit.matches.iter().any(|m| m.id == id));
+            // Its match's topic is its `match_id` (`MATCH_EVENTS`): not stored either.
+            let own_match = event.match_id().map(|id| match_topic(id.0));
             let topics = topics
                 .iter()
                 .filter(|t| !(derived && t.starts_with("inbox:")))
+                .filter(|t| own_match.as_ref() != Some(*t))
                 .cloned()
                 .collect();
             events.push(EventRow {

@@ -53,10 +53,16 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
         include_str!("../../migrations/sqlite/0007_heartbeat.sql"),
         include_str!("../../migrations/postgres/0007_heartbeat.sql"),
     ),
+    (
+        8,
+        "a match's topic derived from its events, not stored",
+        include_str!("../../migrations/sqlite/0008_match_topics.sql"),
+        include_str!("../../migrations/postgres/0008_match_topics.sql"),
+    ),
 ];
 
 /// The latest schema version this binary writes.
-pub const SCHEMA_VERSION: i64 = 7;
+pub const SCHEMA_VERSION: i64 = 8;
 
 impl Store {
     pub(super) async fn migrate(&self) -> Result<(), StoreError> {

@@ -57,7 +57,7 @@ pub use log::{Commit, Encoded, kind_name};
 pub use migrations::SCHEMA_VERSION;
 pub use profiles::{NameWrite, Profile};
 pub use projections::LedgerEntry;
-pub use topics::{StoredEvent, inbox_is_derived};
+pub use topics::{StoredEvent, inbox_is_derived, match_topic};
 
 /// Which database engine.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

@@ -6,7 +6,10 @@ use std::time::Instant;
 use sqlx::Row;
 use triad_engine::{Engine, Event};
 
-use super::{Store, StoreError, to_i64, to_u64, topics::EVENTS_AFTER};
+use super::{
+    Store, StoreError, to_i64, to_u64,
+    topics::{EVENTS_AFTER, match_topic},
+};
 
 impl Store {
     /// The events after `after`, with the topics each was published on, oldest first, at
@@ -29,8 +32,9 @@ impl Store {
         for row in rows {
             let seq: i64 = row.try_get(0)?;
             let body: String = row.try_get(1)?;
-            let stored: Option<String> = row.try_get(2)?;
-            let derived: Option<String> = row.try_get(3)?;
+            let match_id: Option<i64> = row.try_get(2)?;
+            let stored: Option<String> = row.try_get(3)?;
+            let derived: Option<String> = row.try_get(4)?;
             let event: Event = serde_json::from_str(&body)
                 .map_err(|e| StoreError::Corrupt(format!("event {seq}: {e}")))?;
             let mut topics: Vec<String> = [stored, derived]
@@ -38,6 +42,7 @@ impl Store {
                 .flatten()
                 .flat_map(|list| list.split('\n'))
                 .map(str::to_owned)
+                .chain(match_id.map(|id| match_topic(to_u64(id))))
                 .collect();
             // A database may hold an inbox row that is also derived: each topic once.
             topics.sort_unstable();

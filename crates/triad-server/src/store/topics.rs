@@ -2,6 +2,7 @@
 //! inbox's rows are partly stored (queueing, money) and partly derived from
 //! `match_players` (a match's own events), so the same set is read back as was published.
 
+use rusqlite::types::Value;
 use sqlx::Row;
 use triad_engine::EventKind;
 
@@ -19,6 +20,11 @@ pub struct StoredEvent {
 /// A topic's events after `$2`, oldest first, at most `$3`: a subscription's catch-up.
 const TOPIC_EVENTS: &str = "SELECT e.seq, e.body FROM event_topics t JOIN events e ON e.seq = t.seq \
      WHERE t.topic = $1 AND t.seq > $2 ORDER BY t.seq LIMIT CAST($3 AS BIGINT)";
+/// As [`TOPIC_EVENTS`] for the topic of the match `$1` ([`match_topic`]): every event of
+/// the match and no other, which is what `events.match_id` says, so no topic row is stored
+/// for it (schema 8) and the index `events_by_match` serves the read.
+const MATCH_EVENTS: &str = "SELECT seq, body FROM events WHERE match_id = $1 AND seq > $2 \
+     ORDER BY seq LIMIT CAST($3 AS BIGINT)";
 /// The names ([`kind_name`](super::kind_name)) of the kinds [`inbox_is_derived`] is true of, as an SQL list.
 macro_rules! derived_kinds {
     () => {
@@ -41,14 +47,20 @@ const INBOX_EVENTS: &str = concat!(
     "SELECT e.seq, e.body FROM ( \
      SELECT t.seq FROM event_topics t WHERE t.topic = $1 AND t.seq > $2 AND t.seq <= $3 \
      UNION \
-     SELECT t.seq FROM match_players p \
-     JOIN event_topics t ON t.topic = 'match:' || p.match_id AND t.seq > $2 AND t.seq <= $3 \
-     JOIN events k ON k.seq = t.seq AND k.kind IN ",
+     SELECT k.seq FROM match_players p \
+     JOIN events k ON k.match_id = p.match_id AND k.seq > $2 AND k.seq <= $3 AND k.kind IN ",
     derived_kinds!(),
     " WHERE p.address = $4 AND p.match_id >= COALESCE((SELECT f.match_floor FROM events f \
      WHERE f.seq <= $2 ORDER BY f.seq DESC LIMIT 1), 0) \
      ) s JOIN events e ON e.seq = s.seq ORDER BY s.seq LIMIT CAST($5 AS BIGINT)"
 );
+/// The topic of everything about the match `id` (`hub::topics`): derived from the log's
+/// `match_id`, never stored ([`MATCH_EVENTS`]).
+#[must_use]
+pub fn match_topic(id: u64) -> String {
+    format!("match:{id}")
+}
+
 /// The last event's seq (0 for an empty log).
 const HEAD_SEQ: &str = "SELECT COALESCE(MAX(seq), 0) FROM events";
 
@@ -104,13 +116,14 @@ fn stored_event_any(row: &sqlx::any::AnyRow) -> Result<StoredEvent, StoreError> 
 }
 
 /// [`Store::events_after`]'s one statement: the events after `$1` (at most `$2`), each with
-/// its stored topics and, for the kinds above, the inboxes derived from its match's players,
-/// each list joined by newlines (no topic holds one). Each list is a subquery on its own
+/// its match (whose topic, [`match_topic`], is derived), its stored topics and, for the kinds
+/// above, the inboxes derived from its match's players, each list joined by newlines (no
+/// topic holds one). Each list is a subquery on its own
 /// index (`event_topics_by_seq`, `match_players_by_match`) for each event of the page, so a
 /// read costs the page, not the tables: joined instead, PostgreSQL hashed the whole of
 /// `match_players` at every read.
 pub(super) const EVENTS_AFTER: &str = concat!(
-    "SELECT e.seq, e.body, \
+    "SELECT e.seq, e.body, e.match_id, \
        (SELECT string_agg(t.topic, '\n') FROM event_topics t WHERE t.seq = e.seq), \
        CASE WHEN e.kind IN ",
     derived_kinds!(),
@@ -177,21 +190,29 @@ impl Store {
         if let Some(address) = topic.strip_prefix("inbox:") {
             return self.inbox_events(topic, address, since, limit).await;
         }
+        // A match's events by its id, every other topic's by its rows.
+        let (sql, key) = match topic.strip_prefix("match:").map(str::parse::<u64>) {
+            Some(Ok(id)) => (MATCH_EVENTS, Value::Integer(to_i64(id))),
+            _ => (TOPIC_EVENTS, Value::Text(topic.to_owned())),
+        };
         if let Some(reader) = &self.reader {
-            let topic = topic.to_owned();
             return reader
                 .call(move |conn| {
-                    let mut statement = conn.prepare_cached(TOPIC_EVENTS)?;
+                    let mut statement = conn.prepare_cached(sql)?;
                     let rows = statement.query_map(
-                        rusqlite::params![topic, to_i64(since), i64::from(limit)],
+                        rusqlite::params![key, to_i64(since), i64::from(limit)],
                         stored_event,
                     )?;
                     Ok(rows.collect::<Result<Vec<_>, _>>()?)
                 })
                 .await;
         }
-        let rows = sqlx::query(TOPIC_EVENTS)
-            .bind(topic)
+        let query = sqlx::query(sql);
+        let query = match key {
+            Value::Integer(id) => query.bind(id),
+            _ => query.bind(topic),
+        };
+        let rows = query
             .bind(to_i64(since))
             .bind(i64::from(limit))
             .fetch_all(&self.pool)
