@@ -285,8 +285,15 @@ async fn layout(conn: &mut SqliteConnection, table: &str) -> (String, i64) {
     (sql, count)
 }
 
-#[tokio::test]
-async fn a_version_3_database_is_rebuilt_around_its_keys_with_every_row_kept() {
+/// An older version's file: [`populated`]'s, stopped, put back by `downgrade` (given the
+/// file and the two matches; what it returns is handed back) as that version left it,
+/// with `versions` recorded. This binary must upgrade it and answer every API read as
+/// before, and the live match must go on: Bob's reply is on the board and, last, among
+/// the match's events. Returns the file, stopped again at the latest version.
+async fn upgraded<T>(
+    versions: std::ops::RangeInclusive<i64>,
+    downgrade: impl AsyncFnOnce(&mut SqliteConnection, [u64; 2]) -> T,
+) -> (tempfile::TempDir, T) {
     let Populated {
         server,
         alice,
@@ -295,63 +302,82 @@ async fn a_version_3_database_is_rebuilt_around_its_keys_with_every_row_kept() {
         before,
     } = populated().await;
     let dir = server.stop().await;
-
-    // Put the file back as version 3 left it: the same rows in the old tables.
     let mut conn = SqliteConnection::connect(&sqlite_url(&dir)).await.unwrap();
-    let mut counts = Vec::new();
-    for (table, columns, names) in V3_TABLES {
-        let (sql, count) = layout(&mut conn, table).await;
-        assert!(
-            sql.contains("INTEGER PRIMARY KEY") || sql.contains("WITHOUT ROWID"),
-            "{sql}"
-        );
-        assert!(count > 0, "{table} has rows to carry over");
-        counts.push(count);
-        for statement in [
-            format!("CREATE TABLE {table}_v3 ({columns})"),
-            format!("INSERT INTO {table}_v3 ({names}) SELECT {names} FROM {table}"),
-            format!("DROP TABLE {table}"),
-            format!("ALTER TABLE {table}_v3 RENAME TO {table}"),
-        ] {
-            sqlx::query(sqlx::AssertSqlSafe(statement))
-                .execute(&mut conn)
-                .await
-                .unwrap();
-        }
-        let (sql, _) = layout(&mut conn, table).await;
-        assert!(
-            !sql.contains("INTEGER PRIMARY KEY") && !sql.contains("WITHOUT ROWID"),
-            "{sql}"
-        );
-    }
-    sqlx::query("CREATE INDEX match_players_by_match ON match_players (match_id)")
-        .execute(&mut conn)
-        .await
-        .unwrap();
-    // (Version 5's column on `events` went with the copy: version 3 had no such column.)
-    // Version 6's and 7's tables go too: version 3 had none.
-    for table in ["profiles", "heartbeat"] {
-        sqlx::query(sqlx::AssertSqlSafe(format!("DROP TABLE {table}")))
-            .execute(&mut conn)
-            .await
-            .unwrap();
-    }
-    sqlx::query("DELETE FROM _sqlx_migrations WHERE version >= 4")
-        .execute(&mut conn)
-        .await
-        .unwrap();
+    let out = downgrade(&mut conn, [done, live]).await;
     conn.close().await.unwrap();
-    assert_eq!(schema_versions(&dir).await, [1, 2, 3]);
+    assert_eq!(schema_versions(&dir).await, versions.collect::<Vec<_>>());
 
-    // Opened by this binary: version 4 rebuilds the tables (5 adds its column, 6 its table), and
-    // every row is still there.
     let args = base_args(dir.path());
     let server = Server::start_in(dir, args).await;
     assert_eq!(snapshot(&server, &alice, &bob, [done, live]).await, before);
     server.play(&bob, live, 2, 0, "O").await.expect(201);
     assert_eq!(server.match_(live).await["board"], "O---X----");
+    let events = server
+        .get(&format!("/api/matches/{live}/events"))
+        .send()
+        .await
+        .expect(200)
+        .clone();
+    let last = events["events"].as_array().and_then(|e| e.last()).cloned();
+    let last = last.map(|e| (e["kind"]["type"].clone(), e["kind"]["cell"].clone()));
+    assert_eq!(last, Some(("moved".into(), 0.into())), "{events}");
     let dir = server.stop().await;
     assert_eq!(schema_versions(&dir).await, every_version());
+    (dir, out)
+}
+
+#[tokio::test]
+async fn a_version_3_database_is_rebuilt_around_its_keys_with_every_row_kept() {
+    // Put the file back as version 3 left it: the same rows in the old tables.
+    let (dir, counts) = upgraded(1..=3, async |conn, _| {
+        let mut counts = Vec::new();
+        for (table, columns, names) in V3_TABLES {
+            let (sql, count) = layout(conn, table).await;
+            assert!(
+                sql.contains("INTEGER PRIMARY KEY") || sql.contains("WITHOUT ROWID"),
+                "{sql}"
+            );
+            assert!(count > 0, "{table} has rows to carry over");
+            counts.push(count);
+            for statement in [
+                format!("CREATE TABLE {table}_v3 ({columns})"),
+                format!("INSERT INTO {table}_v3 ({names}) SELECT {names} FROM {table}"),
+                format!("DROP TABLE {table}"),
+                format!("ALTER TABLE {table}_v3 RENAME TO {table}"),
+            ] {
+                sqlx::query(sqlx::AssertSqlSafe(statement))
+                    .execute(&mut *conn)
+                    .await
+                    .unwrap();
+            }
+            let (sql, _) = layout(conn, table).await;
+            assert!(
+                !sql.contains("INTEGER PRIMARY KEY") && !sql.contains("WITHOUT ROWID"),
+                "{sql}"
+            );
+        }
+        sqlx::query("CREATE INDEX match_players_by_match ON match_players (match_id)")
+            .execute(&mut *conn)
+            .await
+            .unwrap();
+        // (Version 5's column on `events` went with the copy, and version 8's index with
+        // it: version 3 had neither.) Version 6's and 7's tables go too.
+        for table in ["profiles", "heartbeat"] {
+            sqlx::query(sqlx::AssertSqlSafe(format!("DROP TABLE {table}")))
+                .execute(&mut *conn)
+                .await
+                .unwrap();
+        }
+        sqlx::query("DELETE FROM _sqlx_migrations WHERE version >= 4")
+            .execute(&mut *conn)
+            .await
+            .unwrap();
+        counts
+    })
+    .await;
+
+    // Version 4 rebuilt the tables (5 added its column, 6 its table, ...), and every row
+    // is still there.
     let mut conn = SqliteConnection::connect(&sqlite_url(&dir)).await.unwrap();
     for ((table, _, _), count) in V3_TABLES.iter().zip(counts) {
         let (sql, now) = layout(&mut conn, table).await;
@@ -377,59 +403,35 @@ async fn a_version_3_database_is_rebuilt_around_its_keys_with_every_row_kept() {
 
 #[tokio::test]
 async fn a_version_7_database_keeps_its_match_events_when_their_topics_become_derived() {
-    let Populated {
-        server,
-        alice,
-        bob,
-        ids: [done, live],
-        before,
-    } = populated().await;
-    let dir = server.stop().await;
-
     // Put the file back as version 7 left it: a topic row for each event of a match, and
     // no index of the events by match.
-    let mut conn = SqliteConnection::connect(&sqlite_url(&dir)).await.unwrap();
-    assert_eq!(match_topic_rows(&mut conn).await, 0);
-    for statement in [
-        "INSERT INTO event_topics (topic, seq) \
-         SELECT 'match:' || match_id, seq FROM events WHERE match_id IS NOT NULL",
-        "DROP INDEX events_by_match",
-        "DELETE FROM _sqlx_migrations WHERE version >= 8",
-    ] {
-        sqlx::query(statement).execute(&mut conn).await.unwrap();
-    }
-    let rows = match_topic_rows(&mut conn).await;
-    let events: i64 = sqlx::query("SELECT count(*) FROM events WHERE match_id IN ($1, $2)")
-        .bind(i64::try_from(done).unwrap())
-        .bind(i64::try_from(live).unwrap())
-        .fetch_one(&mut conn)
-        .await
-        .unwrap()
-        .get(0);
-    assert!(
-        rows >= events && events > 10,
-        "{rows} rows, {events} events"
-    );
-    conn.close().await.unwrap();
-    assert_eq!(schema_versions(&dir).await, (1..=7).collect::<Vec<_>>());
+    let (dir, ()) = upgraded(1..=7, async |conn, [done, live]| {
+        assert_eq!(match_topic_rows(conn).await, 0);
+        for statement in [
+            "INSERT INTO event_topics (topic, seq) \
+             SELECT 'match:' || match_id, seq FROM events WHERE match_id IS NOT NULL",
+            "DROP INDEX events_by_match",
+            "DELETE FROM _sqlx_migrations WHERE version >= 8",
+        ] {
+            sqlx::query(statement).execute(&mut *conn).await.unwrap();
+        }
+        let rows = match_topic_rows(conn).await;
+        let events: i64 = sqlx::query("SELECT count(*) FROM events WHERE match_id IN ($1, $2)")
+            .bind(i64::try_from(done).unwrap())
+            .bind(i64::try_from(live).unwrap())
+            .fetch_one(&mut *conn)
+            .await
+            .unwrap()
+            .get(0);
+        assert!(
+            rows >= events && events > 10,
+            "{rows} rows, {events} events"
+        );
+    })
+    .await;
 
-    // Opened by this binary: the rows go, and each match reads back the same events, the
-    // live one's next move included.
-    let args = base_args(dir.path());
-    let server = Server::start_in(dir, args).await;
-    assert_eq!(snapshot(&server, &alice, &bob, [done, live]).await, before);
-    server.play(&bob, live, 2, 0, "O").await.expect(201);
-    let events = server
-        .get(&format!("/api/matches/{live}/events"))
-        .send()
-        .await
-        .expect(200)
-        .clone();
-    let last = events["events"].as_array().and_then(|e| e.last()).cloned();
-    let last = last.map(|e| (e["kind"]["type"].clone(), e["kind"]["cell"].clone()));
-    assert_eq!(last, Some(("moved".into(), 0.into())), "{events}");
-    let dir = server.stop().await;
-    assert_eq!(schema_versions(&dir).await, every_version());
+    // The rows went with the upgrade, and each match read back the same events, the live
+    // one's next move included (`upgraded`).
     let mut conn = SqliteConnection::connect(&sqlite_url(&dir)).await.unwrap();
     assert_eq!(match_topic_rows(&mut conn).await, 0);
 }
