@@ -43,26 +43,15 @@ ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 
 PGROOT=$(mktemp -d /tmp/triad-pgbench.XXXXXX)
 DBDIR=$PGROOT/sqlite
-SERVER_PID=
-cleanup() {
-  if [ -n "$SERVER_PID" ]; then kill -TERM "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; fi
-  if [ -f "$PGROOT/data/postmaster.pid" ]; then
-    runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PGROOT/data" -m immediate -w stop >/dev/null 2>&1 || true
-  fi
-  rm -rf "$PGROOT"
-}
-trap cleanup EXIT
+# shellcheck source=bench/pg_lib.sh
+. "$ROOT/bench/pg_lib.sh"
+trap pg_cleanup EXIT
 
 # A throwaway PostgreSQL on a free port, pinned to PG_CPU, durable as shipped.
-PGPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null || echo 55439)
-chown postgres: "$PGROOT"
-runuser -u postgres -- "$PGBIN/initdb" -D "$PGROOT/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >/dev/null
-taskset -c "$PG_CPU" runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PGROOT/data" -l "$PGROOT/log" -w -t 30 \
-  -o "-c listen_addresses=127.0.0.1 -p $PGPORT -c unix_socket_directories=$PGROOT -c max_connections=200 -c fsync=on -c synchronous_commit=on -c full_page_writes=on -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all" \
-  start >/dev/null
-PGURL=postgres://postgres@127.0.0.1:$PGPORT
+pg_start "$PG_CPU" max_connections=200 full_page_writes=on \
+  shared_preload_libraries=pg_stat_statements pg_stat_statements.track=all
 PG_VERSION=$(psql "$PGURL/postgres" -qAtc 'SHOW server_version')
-echo "PostgreSQL $PG_VERSION on port $PGPORT (fsync $(psql "$PGURL/postgres" -qAtc 'SHOW fsync'), synchronous_commit $(psql "$PGURL/postgres" -qAtc 'SHOW synchronous_commit'))" >&2
+echo "PostgreSQL $PG_VERSION at $PGURL (fsync $(psql "$PGURL/postgres" -qAtc 'SHOW fsync'), synchronous_commit $(psql "$PGURL/postgres" -qAtc 'SHOW synchronous_commit'))" >&2
 
 # CPU seconds of this cluster's processes: the postmaster (its own and its reaped
 # children's times) and every live child.
@@ -77,32 +66,6 @@ pg_cpu_s() {
   awk -v t="$ticks" 'BEGIN { printf "%.2f", t / 100 }'
 }
 
-# Starts `triad serve` pinned to SERVER_CPU on the database $1; sets SERVER_PID and URL.
-start_server() {
-  local database=$1 log=$PGROOT/server.log
-  rm -f "$PGROOT/server.out"
-  URL=
-  TRIAD_KEY_FILE=/nonexistent TRIAD_LOG=warn taskset -c "$SERVER_CPU" "$TRIAD" serve \
-    --addr 127.0.0.1:0 --database "$database" \
-    --rate-per-ip 1000000000 --rate-per-address 1000000000 --rate-burst 1000000000 --ws-rate 1000000000 \
-    --max-connections-per-ip 1000000000 --max-websockets-per-ip 1000000000 --replay-events-per-ip 1000000000 \
-    >"$PGROOT/server.out" 2>"$log" &
-  SERVER_PID=$!
-  for _ in $(seq 300); do
-    URL=$(sed -n 's/^Triad is listening on \(http:[^ ]*\).*/\1/p' "$PGROOT/server.out" | head -1)
-    [ -n "$URL" ] && return 0
-    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$log" >&2; return 1; }
-    sleep 0.1
-  done
-  echo "the server did not start" >&2; return 1
-}
-
-stop_server() {
-  kill -TERM "$SERVER_PID" 2>/dev/null || true
-  wait "$SERVER_PID" 2>/dev/null || true
-  SERVER_PID=
-}
-
 # One point: $1 the label (sqlite, postgres), $2 the repeat.
 run_point() {
   local label=$1 rep=$2 database before after json
@@ -114,7 +77,7 @@ run_point() {
       psql "$PGURL/triad_r$rep" -qc "CREATE EXTENSION pg_stat_statements; SELECT pg_stat_statements_reset()" >/dev/null
       database=$PGURL/triad_r$rep ;;
   esac
-  start_server "$database"
+  server_start "$SERVER_CPU" "$database" "$PGROOT/server.log"
   echo "$label: concurrency $CONC, $GAMES games, repeat $rep ($URL, pid $SERVER_PID)" >&2
   before=$(pg_cpu_s)
   taskset -c "$BENCH_CPU" "$TRIAD" bench --server "$URL" --server-pid "$SERVER_PID" \
@@ -123,7 +86,7 @@ run_point() {
   after=$(pg_cpu_s)
   # The batches' metrics: commit time, batch sizes and, on PostgreSQL, the lock's wait and hold.
   curl -sf "$URL/metrics" | grep -E '^triad_(commit|cluster)_' >"$OUT/$label-c$CONC-r$rep.metrics" || true
-  stop_server
+  server_stop
   if [ "$label" = postgres ]; then
     # Which statements PostgreSQL spent its time on: calls per game and time, by total time.
     psql "$PGURL/triad_r$rep" -qAt -F ' | ' -c "SELECT calls, round((calls::numeric / $GAMES), 2), round(total_exec_time::numeric, 1), left(regexp_replace(query, '\s+', ' ', 'g'), 140)

@@ -39,45 +39,19 @@ PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 mkdir -p "$OUT"
 
 PGROOT=$(mktemp -d /tmp/triad-pgwrite.XXXXXX)
-SERVER_PID=
-cleanup() {
-  if [ -n "$SERVER_PID" ]; then kill -TERM "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; fi
-  if [ -f "$PGROOT/data/postmaster.pid" ]; then
-    runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PGROOT/data" -m immediate -w stop >/dev/null 2>&1 || true
-  fi
-  rm -rf "$PGROOT"
-}
-trap cleanup EXIT
-
-PGPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-chown postgres: "$PGROOT"
-runuser -u postgres -- "$PGBIN/initdb" -D "$PGROOT/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >/dev/null
-taskset -c "$PG_CPU" runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PGROOT/data" -l "$PGROOT/log" -w -t 30 \
-  -o "-c listen_addresses=127.0.0.1 -p $PGPORT -c unix_socket_directories=$PGROOT -c fsync=on -c synchronous_commit=on" \
-  start >/dev/null
-PGURL=postgres://postgres@127.0.0.1:$PGPORT
+# shellcheck source=bench/pg_lib.sh
+. "$ROOT/bench/pg_lib.sh"
+trap pg_cleanup EXIT
+pg_start "$PG_CPU"
 psql_() { taskset -c "$OTHER_CPU" psql -X -v ON_ERROR_STOP=1 -qAt "$@"; }
 echo "PostgreSQL $(psql_ "$PGURL/postgres" -c 'SHOW server_version') on CPU $PG_CPU; $(nproc) cores" | tee "$OUT/setup.txt" >&2
 
 # 1. The log.
 psql_ "$PGURL/postgres" -c "CREATE DATABASE log"
-TRIAD_KEY_FILE=/nonexistent TRIAD_LOG=warn taskset -c "$OTHER_CPU" "$TRIAD" serve \
-  --addr 127.0.0.1:0 --database "$PGURL/log" \
-  --rate-per-ip 1000000000 --rate-per-address 1000000000 --rate-burst 1000000000 --ws-rate 1000000000 \
-  --max-connections-per-ip 1000000000 --max-websockets-per-ip 1000000000 --replay-events-per-ip 1000000000 \
-  >"$PGROOT/server.out" 2>"$OUT/server.log" &
-SERVER_PID=$!
-URL=
-for _ in $(seq 300); do
-  URL=$(sed -n 's/^Triad is listening on \(http:[^ ]*\).*/\1/p' "$PGROOT/server.out" | head -1)
-  [ -n "$URL" ] && break
-  kill -0 "$SERVER_PID" 2>/dev/null || die "the server did not start: $(cat "$OUT/server.log")"
-  sleep 0.1
-done
-[ -n "$URL" ] || die "the server did not start"
+server_start "$OTHER_CPU" "$PGURL/log" "$OUT/server.log" || die "the server did not start"
 taskset -c "$OTHER_CPU" "$TRIAD" bench --server "$URL" --concurrency 256 --games "$GAMES" \
   --no-progress >/dev/null 2>"$OUT/bench.log" || die "triad bench failed: $(cat "$OUT/bench.log")"
-kill -TERM "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true; SERVER_PID=
+server_stop
 events=$(psql_ "$PGURL/log" -c "SELECT count(*) FROM events")
 need=$((1000 + BATCHES * 100))
 [ "$events" -ge "$need" ] || die "the log has $events events, $need needed: raise GAMES or lower BATCHES"
