@@ -116,12 +116,11 @@ fn stored_event_any(row: &sqlx::any::AnyRow) -> Result<StoredEvent, StoreError> 
 }
 
 /// [`Store::events_after`]'s one statement: the events after `$1` (at most `$2`), each with
-/// its match (whose topic, [`match_topic`], is derived), its stored topics and, for the kinds
-/// above, the inboxes derived from its match's players, each list joined by newlines (no
-/// topic holds one). Each list is a subquery on its own
-/// index (`event_topics_by_seq`, `match_players_by_match`) for each event of the page, so a
-/// read costs the page, not the tables: joined instead, PostgreSQL hashed the whole of
-/// `match_players` at every read.
+/// its match (whose topic, [`match_topic`], is derived), its stored topics and, for the
+/// kinds above, the inboxes derived from its match's players, each list joined by newlines
+/// (no topic holds one). Each list is a subquery on its own index (`event_topics_by_seq`,
+/// `match_players_by_match`) for each event of the page, so a read costs the page, not the
+/// tables: joined instead, PostgreSQL hashed the whole of `match_players` at every read.
 pub(super) const EVENTS_AFTER: &str = concat!(
     "SELECT e.seq, e.body, e.match_id, \
        (SELECT string_agg(t.topic, '\n') FROM event_topics t WHERE t.seq = e.seq), \
@@ -191,11 +190,19 @@ impl Store {
             return self.inbox_events(topic, address, since, limit).await;
         }
         // A match's events by its id, every other topic's by its rows.
-        let (sql, key) = match topic.strip_prefix("match:").map(str::parse::<u64>) {
-            Some(Ok(id)) => (MATCH_EVENTS, Value::Integer(to_i64(id))),
-            _ => (TOPIC_EVENTS, Value::Text(topic.to_owned())),
+        let by_match = topic
+            .strip_prefix("match:")
+            .and_then(|id| id.parse::<u64>().ok());
+        let sql = if by_match.is_some() {
+            MATCH_EVENTS
+        } else {
+            TOPIC_EVENTS
         };
         if let Some(reader) = &self.reader {
+            let key = match by_match {
+                Some(id) => Value::Integer(to_i64(id)),
+                None => Value::Text(topic.to_owned()),
+            };
             return reader
                 .call(move |conn| {
                     let mut statement = conn.prepare_cached(sql)?;
@@ -208,9 +215,9 @@ impl Store {
                 .await;
         }
         let query = sqlx::query(sql);
-        let query = match key {
-            Value::Integer(id) => query.bind(id),
-            _ => query.bind(topic),
+        let query = match by_match {
+            Some(id) => query.bind(to_i64(id)),
+            None => query.bind(topic),
         };
         let rows = query
             .bind(to_i64(since))
