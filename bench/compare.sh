@@ -40,52 +40,25 @@ mkdir -p "$OUT" "$DISK_DIR" "$SHM_DIR"
 # 2 sockets per game on each side; the 10,000-game hold needs far more than the default.
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 
-SERVER_PID=
+# shellcheck source=bench/node_lib.sh
+. "$ROOT/bench/node_lib.sh"
 cleanup() {
-  if [ -n "$SERVER_PID" ]; then kill -TERM "$SERVER_PID" 2>/dev/null || true; fi
+  server_stop
   rm -rf "$SHM_DIR"
 }
 trap cleanup EXIT
-
-# Starts `triad serve` pinned to CPU 0 on a new database in $1; sets SERVER_PID and URL.
-start_server() {
-  local dir=$1 log=$1/server.log
-  # A fresh database, and no stale address from the previous server.
-  rm -f "$dir"/triad.db* "$dir/server.out"
-  URL=
-  # Rate limits and per-IP caps off (one IP, thousands of clients; the caps are still at
-  # most a quarter of the connection limit); everything else as shipped.
-  TRIAD_KEY_FILE=/nonexistent TRIAD_LOG=warn taskset -c 0 "$TRIAD" serve \
-    --addr 127.0.0.1:0 --database "$dir/triad.db" \
-    --rate-per-ip 1000000000 --rate-per-address 1000000000 --rate-burst 1000000000 --ws-rate 1000000000 \
-    --max-connections-per-ip 1000000000 --max-websockets-per-ip 1000000000 --replay-events-per-ip 1000000000 \
-    >"$dir/server.out" 2>"$log" &
-  SERVER_PID=$!
-  for _ in $(seq 200); do
-    URL=$(sed -n 's/^Triad is listening on \(http:[^ ]*\).*/\1/p' "$dir/server.out" | head -1)
-    [ -n "$URL" ] && return 0
-    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$log" >&2; return 1; }
-    sleep 0.1
-  done
-  echo "the server did not start" >&2; return 1
-}
-
-stop_server() {
-  kill -TERM "$SERVER_PID" 2>/dev/null || true
-  wait "$SERVER_PID" 2>/dev/null || true
-  SERVER_PID=
-}
 
 run_triad() {
   local label=$1 dir=$2 c rep status=0
   for c in ${CONC//,/ }; do
     for rep in $REPS; do
-      start_server "$dir"
+      rm -f "$dir"/triad.db*   # a fresh database for every point
+      server_start 0 "$dir/triad.db" "$dir"
       echo "triad $label: concurrency $c, repeat $rep ($URL, pid $SERVER_PID)" >&2
       taskset -c 1 "$TRIAD" bench --server "$URL" --server-pid "$SERVER_PID" \
         --concurrency "$c" --games "$GAMES" --seed "$SEED" --label "triad $label" \
         --json "$OUT/triad-$label-c$c-r$rep.json" $BENCH_ARGS >/dev/null || status=1
-      stop_server
+      server_stop
     done
   done
   return $status
@@ -112,7 +85,7 @@ run_peer() {
       NODE_ENV=production taskset -c 1 node "$PEER/loadgen.js" --url "http://127.0.0.1:$port" \
         --server-pid "$SERVER_PID" --concurrency "$c" --games "$GAMES" --seed "$SEED" \
         | tail -1 >"$OUT/peer-c$c-r$rep.json" || status=1
-      stop_server
+      server_stop
     done
   done
   rm -rf "$dir"

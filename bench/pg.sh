@@ -77,7 +77,7 @@ run_point() {
       psql "$PGURL/triad_r$rep" -qc "CREATE EXTENSION pg_stat_statements; SELECT pg_stat_statements_reset()" >/dev/null
       database=$PGURL/triad_r$rep ;;
   esac
-  server_start "$SERVER_CPU" "$database" "$PGROOT/server.log"
+  server_start "$SERVER_CPU" "$database" "$PGROOT"
   echo "$label: concurrency $CONC, $GAMES games, repeat $rep ($URL, pid $SERVER_PID)" >&2
   before=$(pg_cpu_s)
   taskset -c "$BENCH_CPU" "$TRIAD" bench --server "$URL" --server-pid "$SERVER_PID" \

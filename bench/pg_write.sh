@@ -48,7 +48,7 @@ echo "PostgreSQL $(psql_ "$PGURL/postgres" -c 'SHOW server_version') on CPU $PG_
 
 # 1. The log.
 psql_ "$PGURL/postgres" -c "CREATE DATABASE log"
-server_start "$OTHER_CPU" "$PGURL/log" "$OUT/server.log" || die "the server did not start"
+server_start "$OTHER_CPU" "$PGURL/log" "$OUT" || die "the server did not start"
 taskset -c "$OTHER_CPU" "$TRIAD" bench --server "$URL" --concurrency 256 --games "$GAMES" \
   --no-progress >/dev/null 2>"$OUT/bench.log" || die "triad bench failed: $(cat "$OUT/bench.log")"
 server_stop
