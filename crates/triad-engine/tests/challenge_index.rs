@@ -38,7 +38,18 @@ fn brute_outgoing(engine: &Engine, address: Address) -> Vec<MatchId> {
         .collect()
 }
 
-/// Both lists of every address in `who` agree with the scans, and the audit passes.
+/// The live matches concerning `address`, newest first, by a scan of the live matches.
+fn brute_concerning(engine: &Engine, address: Address) -> Vec<MatchId> {
+    let mut ids: Vec<MatchId> = engine
+        .live_matches()
+        .filter(|m| m.concerned().contains(&address))
+        .map(|m| m.id)
+        .collect();
+    ids.reverse();
+    ids
+}
+
+/// The three lists of every address in `who` agree with the scans, and the audit passes.
 #[track_caller]
 fn check(t: &Table, who: &[Address], step: &str) {
     for &address in who {
@@ -63,6 +74,16 @@ fn check(t: &Table, who: &[Address], step: &str) {
             "outgoing challenges of {address:?} after {step}"
         );
         assert!(outgoing.len() <= 1, "one open challenge per challenger");
+        let concerning: Vec<MatchId> = t
+            .engine
+            .live_matches_concerning(address)
+            .map(|m| m.id)
+            .collect();
+        assert_eq!(
+            concerning,
+            brute_concerning(&t.engine, address),
+            "live matches concerning {address:?} after {step}"
+        );
     }
     if let Err(e) = t.engine.audit() {
         panic!("audit after {step}: {e}");

@@ -412,6 +412,18 @@ impl Model {
             if live.len() > 1 {
                 return Err(format!("{a:?} is in {} live matches: {live:?}", live.len()));
             }
+            let indexed: Vec<MatchId> = engine.live_matches_concerning(a).map(|m| m.id).collect();
+            let mut scanned: Vec<MatchId> = engine
+                .live_matches()
+                .filter(|m| m.concerned().contains(&a))
+                .map(|m| m.id)
+                .collect();
+            scanned.reverse();
+            if indexed != scanned {
+                return Err(format!(
+                    "the live matches concerning {a:?} are {indexed:?} by the indexes, {scanned:?} by a scan"
+                ));
+            }
             if engine.active_match(a) != live.first().copied() {
                 return Err(format!(
                     "registry says {:?} for {a:?}, the events say {live:?}",

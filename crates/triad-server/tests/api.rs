@@ -819,6 +819,19 @@ async fn matches_list_by_player_and_status_newest_first_in_pages() {
 
     let r = server.get("/api/matches?limit=100").send().await;
     assert_eq!(ids(r.expect(200)), [a4, a3, a2, b1, a1]);
+    // Pages run from the live (the engine's) to the finished (the archive's) and on.
+    let mut pages = Vec::new();
+    let mut query = "/api/matches?limit=2".to_owned();
+    loop {
+        let r = server.get(&query).send().await;
+        let page = r.expect(200);
+        pages.push(ids(page));
+        match page["next_before"].as_u64() {
+            Some(before) => query = format!("/api/matches?limit=2&before={before}"),
+            None => break,
+        }
+    }
+    assert_eq!(pages, [vec![a4, a3], vec![a2, b1], vec![a1]]);
 
     let r = server
         .get(&format!(
@@ -1263,47 +1276,80 @@ async fn an_idempotency_key_must_be_1_to_128_characters() {
 }
 
 #[tokio::test]
-async fn a_live_match_is_listed_as_it_is_now_and_stored_whole_when_it_ends() {
-    // A move alone does not rewrite its match's row (the engine holds every live match):
-    // the listing takes a live match from the engine, and the row is whole again once the
-    // game ends.
+async fn a_live_match_is_listed_from_the_engine_in_its_phase_and_archived_when_it_ends() {
+    // `matches` is the archive of finished matches: a live match has no row (the engine
+    // holds every live one), so the listings take live matches, and filter them by phase,
+    // from the engine; each change of phase is listed at once, under its new status only.
     let server = Server::start().await;
     let (alice, bob) = funded_pair(&server, 0).await;
-    let id = server.challenge_accepted(&alice, &bob, 0).await;
+    let store = &server.running.as_ref().unwrap().state.store;
+    let row = |id| async move { store.match_(triad_engine::MatchId(id)).await.unwrap() };
+    let server = &server;
+    let bob_address = bob.address.clone();
+    let listed = |status: &'static str| {
+        let path = format!("/api/matches?player={bob_address}&status={status}");
+        async move {
+            let r = server.get(&path).send().await;
+            ids(r.expect(200))
+        }
+    };
+    let r = server
+        .post("/api/challenges")
+        .auth(&alice)
+        .json(&json!({ "opponent": bob.address, "game": "tic-tac-toe", "stake": 0 }))
+        .send()
+        .await;
+    let id = r.expect(201)["match"]["id"].as_u64().unwrap();
+    assert!(row(id).await.is_none(), "an open challenge has no row");
+    assert_eq!(
+        listed("waiting").await,
+        [id],
+        "the opponent's open challenge"
+    );
+    assert_eq!(listed("active").await, [id]);
+    server
+        .post(&format!("/api/challenges/{id}/accept"))
+        .auth(&bob)
+        .send()
+        .await
+        .expect(201);
+    assert!(row(id).await.is_none(), "an accepted match has no row");
+    assert_eq!(listed("waiting").await, Vec::<u64>::new());
+    assert_eq!(listed("ready").await, [id]);
     server.play(&alice, id, 1, 0, "X").await.expect(201);
     server.play(&bob, id, 2, 4, "O").await.expect(201);
-    let store = &server.running.as_ref().unwrap().state.store;
-    let row = |id| async move {
-        store
-            .match_(triad_engine::MatchId(id))
-            .await
-            .unwrap()
-            .unwrap()
-    };
-    // The first move is in the row (it changed the phase, which listings filter on); the
-    // second is not.
-    let stored = row(id).await;
-    assert_eq!(stored.moves.len(), 1);
-    assert_eq!(stored.phase, triad_engine::Phase::InProgress);
+    assert!(row(id).await.is_none(), "a match in play has no row");
+    assert_eq!(listed("ready").await, Vec::<u64>::new());
+    assert_eq!(listed("finished").await, Vec::<u64>::new());
     let path = format!("/api/matches?player={}&status=in_progress", alice.address);
     let r = server.get(&path).send().await;
-    let listed = r.expect(200);
-    let view = &listed["matches"][0];
-    assert_eq!(view["id"], id, "{listed}");
+    let page = r.expect(200);
+    let view = &page["matches"][0];
+    assert_eq!(view["id"], id, "{page}");
     assert_eq!(view["board"], "X---O----", "{view}");
-    assert_eq!(view["moves"].as_array().map(Vec::len), Some(2), "{view}");
     assert_eq!(view["phase"], "in_progress", "{view}");
     // X completes the top row.
     server.play(&alice, id, 3, 1, "X").await.expect(201);
     server.play(&bob, id, 4, 8, "O").await.expect(201);
     server.play(&alice, id, 5, 2, "X").await.expect(201);
-    let ended = row(id).await;
+    let ended = row(id).await.expect("a finished match is archived");
     assert_eq!(ended.moves.len(), 5);
     assert_eq!(ended.phase, triad_engine::Phase::Finished);
+    assert_eq!(listed("active").await, Vec::<u64>::new());
+    assert_eq!(listed("finished").await, [id]);
     let path = format!("/api/matches?player={}&status=finished", alice.address);
     let r = server.get(&path).send().await;
-    let listed = r.expect(200);
-    assert_eq!(listed["matches"][0]["board"], "XXX-O---O", "{listed}");
+    let page = r.expect(200);
+    assert_eq!(page["matches"][0]["board"], "XXX-O---O", "{page}");
+    // A change to a finished match (a rematch offered) is archived too.
+    server
+        .post(&format!("/api/matches/{id}/rematch"))
+        .auth(&bob)
+        .send()
+        .await
+        .expect(201);
+    let offered = row(id).await.unwrap();
+    assert!(offered.rematch_offer.is_some(), "{offered:?}");
 }
 
 #[tokio::test]

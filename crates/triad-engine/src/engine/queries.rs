@@ -95,6 +95,12 @@ impl Engine {
         self.live.iter().map(|id| &self.matches[id])
     }
 
+    /// The live matches with ids below `before`, newest first (a range of the live set: a
+    /// page of them costs O(log n + the page)).
+    pub fn live_matches_before(&self, before: MatchId) -> impl Iterator<Item = &Match> {
+        self.live.range(..before).rev().map(|id| &self.matches[id])
+    }
+
     /// An address's active match (one at most, as in the Sui contract's registry).
     #[must_use]
     pub fn active_match(&self, address: Address) -> Option<MatchId> {
@@ -120,6 +126,22 @@ impl Engine {
                 m.phase == Phase::Waiting && m.challenge.is_some_and(|c| c.challenger == address)
             })
             .into_iter()
+    }
+
+    /// The live matches that concern `address` (`Match::concerned`: its players and a
+    /// challenge's opponent), newest first, from the indexes in O(log n + their number):
+    /// its active match, which holds everything it plays or challenged with, and the open
+    /// challenges addressed to it. A finished match concerns nobody here.
+    pub fn live_matches_concerning(&self, address: Address) -> impl Iterator<Item = &Match> {
+        let active = self.active.get(&address).copied();
+        let incoming = self
+            .challenges_to
+            .range((address, MatchId(0))..=(address, MatchId(u64::MAX)))
+            .map(|&(_, id)| id)
+            .filter(move |&id| Some(id) != active);
+        let mut ids: Vec<MatchId> = active.into_iter().chain(incoming).collect();
+        ids.sort_unstable_by(|a, b| b.cmp(a));
+        ids.into_iter().map(|id| &self.matches[&id])
     }
 
     /// The ledger.

@@ -828,22 +828,12 @@ pub async fn list_matches(
             "status is waiting, ready, in_progress, finished or active (any but finished)",
         ));
     }
-    let rows = state
-        .store
+    let matches = state
         .list_matches(player, q.status.as_deref(), q.before, limit)
         .await?;
-    let next_before = (rows.len() == limit as usize)
-        .then(|| rows.last().map(|m| m.id.0))
+    let next_before = (matches.len() == limit as usize)
+        .then(|| matches.last().map(|m| m.id))
         .flatten();
-    // A live match's row is as of its first move or its last event other than a move: its
-    // board now is the engine's (which holds every live match, and finished ones for a
-    // while). Its phase, which the filter read, is always the row's.
-    let engine = state.core.read().await;
-    let config = engine.config();
-    let matches = rows
-        .iter()
-        .map(|row| MatchView::new(engine.match_(row.id).unwrap_or(row), config))
-        .collect();
     Ok(Json(MatchPage {
         matches,
         next_before,

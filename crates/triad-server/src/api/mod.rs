@@ -48,7 +48,7 @@ use tower_http::{
     request_id::{MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer},
     trace::TraceLayer,
 };
-use triad_engine::{Address, MatchId};
+use triad_engine::{Address, Match, MatchId, Phase};
 use utoipa::OpenApi;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -233,6 +233,62 @@ impl ApiState {
             .match_(id)
             .await?
             .map(|m| MatchView::new(&m, &config)))
+    }
+
+    /// Matches newest first, with ids below `before`, optionally of one player (those the
+    /// match concerns: its players and a challenge's opponent) and in one status (a phase's
+    /// name, or `active` for any but finished): the live ones from the engine, which holds
+    /// every one, the finished ones from the archive (`Store::list_finished_matches`).
+    ///
+    /// The engine is read first. A match that finishes after that read is committed to the
+    /// archive before the engine shows it finished, so the archive's read finds it: no
+    /// match falls between the two reads, and one found in both is taken as archived.
+    ///
+    /// # Errors
+    /// On a database failure.
+    pub async fn list_matches(
+        &self,
+        player: Option<Address>,
+        status: Option<&str>,
+        before: Option<u64>,
+        limit: u32,
+    ) -> Result<Vec<MatchView>, ApiError> {
+        let below = MatchId(before.unwrap_or(u64::MAX));
+        let wanted = |phase: Phase| match status {
+            None => true,
+            Some("active") => phase != Phase::Finished,
+            Some(name) => phase.name() == name,
+        };
+        let page = limit as usize;
+        let (mut matches, config) = {
+            let engine = self.core.read().await;
+            let live: Vec<Match> = match player {
+                Some(address) => engine
+                    .live_matches_concerning(address)
+                    .filter(|m| m.id < below && wanted(m.phase))
+                    .take(page)
+                    .cloned()
+                    .collect(),
+                None => engine
+                    .live_matches_before(below)
+                    .filter(|m| wanted(m.phase))
+                    .take(page)
+                    .cloned()
+                    .collect(),
+            };
+            (live, engine.config().clone())
+        };
+        if wanted(Phase::Finished) {
+            let archived = self
+                .store
+                .list_finished_matches(player, before, limit)
+                .await?;
+            matches.retain(|live| !archived.iter().any(|m| m.id == live.id));
+            matches.extend(archived);
+            matches.sort_unstable_by_key(|m| std::cmp::Reverse(m.id));
+            matches.truncate(page);
+        }
+        Ok(matches.iter().map(|m| MatchView::new(m, &config)).collect())
     }
 
     /// A match as the engine holds it, or as last stored once it left memory.

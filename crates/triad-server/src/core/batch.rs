@@ -386,15 +386,14 @@ fn rows<'a>(
         Ok(events) => (events, Ok(())),
         Err(error) => (Vec::new(), Err(error)),
     };
-    // A match's row is written with the events that change more than its board: a move
-    // after the first leaves it as it was (the engine holds every live match, and the
-    // listings take live ones from it), which spares a ~1 KiB row rewrite per move. The
-    // first move changes the phase (ready to in progress, which the listings filter on); a
-    // move that ends a game comes with its `GameEnded`, which writes the row whole.
+    // The matches the store needs: a finished one's row (the archive of finished
+    // matches), and who a new or newly seated match concerns (`Rows::of`). A move is
+    // neither: the engine holds every live match, and a move that ends a game comes with
+    // its `GameEnded`.
     let mut touched: Vec<MatchId> = events
         .iter()
         .map(|e| e.event)
-        .filter(|e| !matches!(e.kind, EventKind::Moved { seq, .. } if seq > 1))
+        .filter(|e| !matches!(e.kind, EventKind::Moved { .. }))
         .filter_map(Event::match_id)
         .collect();
     touched.sort_unstable();

@@ -4,7 +4,7 @@
 //! thread ([`writer`](super::writer)), one statement per row; PostgreSQL, one statement for
 //! the whole batch ([`WRITE_BATCH`]); an in-memory SQLite, a sqlx transaction.
 
-use triad_engine::{Account, Event, EventKind, Match, MatchId};
+use triad_engine::{Account, Event, EventKind, Match, MatchId, Phase};
 
 use super::{
     EVENTS_CHANNEL, Store, StoreError, close_after_failed_write, to_i64,
@@ -44,9 +44,9 @@ impl<'a> Encoded<'a> {
 pub struct Commit<'a> {
     /// The events, in order, with the topics each was published on.
     pub events: Vec<Encoded<'a>>,
-    /// The matches whose row the events change, as they now are: those with an event
-    /// other than a move after the first (such a move leaves the row as it was; see
-    /// the core's `batch::rows`).
+    /// The matches the events touch other than by a move, as they now are: a finished
+    /// one's row is written (`matches` keeps finished matches only), and a batch that
+    /// creates or seats one writes who it concerns (see the core's `batch::rows`).
     pub matches: Vec<Match>,
     /// [`Engine::oldest_match_id`](triad_engine::Engine::oldest_match_id) before the
     /// batch: no event after any of these concerns a smaller match id. Stored with each
@@ -61,7 +61,12 @@ pub struct Commit<'a> {
 #[derive(Debug)]
 pub(super) struct Rows {
     pub(super) events: Vec<EventRow>,
+    /// The finished matches' rows: `matches` is the archive of finished matches (a live one
+    /// is the engine's, which holds every live match; see [`Rows::of`]).
     pub(super) matches: Vec<MatchRow>,
+    /// `(address, match id)`: everyone a match concerns, when this batch may have changed
+    /// who that is (`match_players`, from which the inboxes are derived).
+    pub(super) players: Vec<(String, i64)>,
 }
 
 #[derive(Debug)]
@@ -95,9 +100,6 @@ pub(super) struct MatchRow {
     pub(super) created_ms: i64,
     pub(super) updated_ms: i64,
     pub(super) body: String,
-    /// Everyone the match concerns (its players and a challenge's opponent), when this
-    /// batch may have changed who that is; else empty, as the rows are already there.
-    pub(super) players: Vec<String>,
 }
 
 impl Rows {
@@ -169,8 +171,22 @@ impl Rows {
             })
             .filter_map(Event::match_id)
             .collect();
-        let mut matches = Vec::with_capacity(commit.matches.len());
+        let mut matches = Vec::new();
+        let mut players = Vec::new();
         for m in &commit.matches {
+            if seated.contains(&m.id) {
+                let id = to_i64(m.id.0);
+                players.extend(m.concerned().iter().map(|a| (a.to_string(), id)));
+            }
+            // A live match's row would be rewritten at each change of phase (created,
+            // accepted, first move) only to be read as stale: every read asks the engine
+            // first, which holds every live match (the listings take live ones from it,
+            // `ApiState::list_matches`). So a match's row is written when it finishes (its
+            // result, and any later change: a rematch offered), the one state that outlives
+            // the engine's memory: a third of PostgreSQL's work under the cluster lock.
+            if m.phase != Phase::Finished {
+                continue;
+            }
             matches.push(MatchRow {
                 id: to_i64(m.id.0),
                 game: m.game().name(),
@@ -181,14 +197,13 @@ impl Rows {
                 created_ms: to_i64(m.created_ms),
                 updated_ms: to_i64(m.result.map_or(m.last_activity_ms, |r| r.ended_ms)),
                 body: serde_json::to_string(m).map_err(corrupt)?,
-                players: if seated.contains(&m.id) {
-                    m.concerned().iter().map(ToString::to_string).collect()
-                } else {
-                    Vec::new()
-                },
             });
         }
-        Ok(Rows { events, matches })
+        Ok(Rows {
+            events,
+            matches,
+            players,
+        })
     }
 }
 
@@ -318,11 +333,9 @@ impl Rows {
             updated_ms: m.updated_ms,
             body: &m.body,
         });
-        let players = self.matches.iter().flat_map(|m| {
-            m.players.iter().map(|address| Player {
-                address,
-                match_id: m.id,
-            })
+        let players = self.players.iter().map(|(address, match_id)| Player {
+            address,
+            match_id: *match_id,
         });
         Ok(JsonRows {
             events: json_array(events)?,
@@ -435,13 +448,13 @@ impl Store {
                 .bind(m.body.as_str())
                 .execute(&mut **tx)
                 .await?;
-            for address in &m.players {
-                sqlx::query(INSERT_PLAYER)
-                    .bind(address.as_str())
-                    .bind(m.id)
-                    .execute(&mut **tx)
-                    .await?;
-            }
+        }
+        for (address, match_id) in &rows.players {
+            sqlx::query(INSERT_PLAYER)
+                .bind(address.as_str())
+                .bind(*match_id)
+                .execute(&mut **tx)
+                .await?;
         }
         Ok(())
     }

@@ -22,8 +22,10 @@ pub struct LedgerEntry {
 }
 
 impl Store {
-    /// A match as last stored (a live one as of its first move or its last event other than
-    /// a move: ask the engine first, as `ApiState::match_view` does).
+    /// A finished match as stored since it ended: `matches` is the archive of finished
+    /// matches; a live one is the engine's only (a row of a match that is live, left by a
+    /// version that stored those, is as stale as it is old: ask the engine first, as
+    /// `ApiState::match_view` does).
     ///
     /// # Errors
     /// On a database failure or a corrupt row.
@@ -39,28 +41,24 @@ impl Store {
         .transpose()
     }
 
-    /// Matches, newest first, optionally of one player and in one phase, with ids below
-    /// `before` (for paging). A live match is as of its first move or its last event other
-    /// than a move: the engine has its board (`api::games::list_matches` shows that one).
+    /// Finished matches, newest first, optionally of one player, with ids below `before`
+    /// (for paging). The live ones are the engine's (`ApiState::list_matches`).
     ///
     /// # Errors
     /// On a database failure or a corrupt row.
-    pub async fn list_matches(
+    pub async fn list_finished_matches(
         &self,
         player: Option<Address>,
-        phase: Option<&str>,
         before: Option<u64>,
         limit: u32,
     ) -> Result<Vec<Match>, StoreError> {
         let rows = sqlx::query(
             "SELECT m.body FROM matches m \
              WHERE (CAST($1 AS TEXT) IS NULL OR m.id IN (SELECT match_id FROM match_players WHERE address = CAST($1 AS TEXT))) \
-             AND (CAST($2 AS TEXT) IS NULL OR m.phase = CAST($2 AS TEXT) \
-                  OR (CAST($2 AS TEXT) = 'active' AND m.phase <> 'finished')) AND m.id < $3 \
-             ORDER BY m.id DESC LIMIT CAST($4 AS BIGINT)",
+             AND m.phase = 'finished' AND m.id < $2 \
+             ORDER BY m.id DESC LIMIT CAST($3 AS BIGINT)",
         )
         .bind(player.map(|a| a.to_string()))
-        .bind(phase)
         .bind(to_i64(before.unwrap_or(u64::MAX)))
         .bind(i64::from(limit))
         .fetch_all(&self.pool)

@@ -244,9 +244,9 @@ fn write(conn: &Connection, rows: &Rows) -> Result<(), rusqlite::Error> {
                 m.updated_ms,
                 m.body
             ])?;
-            for address in &m.players {
-                player.execute(params![address, m.id])?;
-            }
+        }
+        for (address, match_id) in &rows.players {
+            player.execute(params![address, match_id])?;
         }
     }
     conn.prepare_cached("COMMIT")?.execute([])?;

@@ -185,7 +185,7 @@ pub async fn computer_match(
         },
         None => state
             .store
-            .list_matches(Some(me), None, None, 1)
+            .list_finished_matches(Some(me), None, 1)
             .await?
             .into_iter()
             .next(),
