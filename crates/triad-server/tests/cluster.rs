@@ -59,6 +59,17 @@ async fn match_events(node: &Server, id: u64) -> Value {
         .clone()
 }
 
+/// The ids of `user`'s matches in `status`, as `node` lists them.
+async fn listed(node: &Server, user: &User, status: &str) -> Vec<u64> {
+    let path = format!("/api/matches?player={}&status={status}", user.address);
+    node.get(&path).send().await.expect(200)["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_u64().unwrap())
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_players_on_two_nodes_play_each_other_in_real_time() {
     let (nodes, url) = cluster(2).await;
@@ -84,11 +95,16 @@ async fn two_players_on_two_nodes_play_each_other_in_real_time() {
         .send()
         .await;
     let id = r.expect(201)["match"]["id"].as_u64().unwrap();
+    // A live match is listed from each node's engine, by its phase now, whichever node
+    // changed it (an API read follows the log first).
+    assert_eq!(listed(b, &bob, "waiting").await, [id]);
     b.post(&format!("/api/challenges/{id}/accept"))
         .auth(&bob)
         .send()
         .await
         .expect(201);
+    assert_eq!(listed(a, &bob, "waiting").await, Vec::<u64>::new());
+    assert_eq!(listed(a, &bob, "ready").await, [id]);
 
     // Each node's subscribers of the match hear every move, whichever node took it.
     let hubs = [a, b].map(|n| {
@@ -123,9 +139,12 @@ async fn two_players_on_two_nodes_play_each_other_in_real_time() {
             }
         }
     }
-    // Both nodes see the end and the payout (1800 of a 200 pot to the winner).
+    // Both nodes see the end and the payout (1800 of a 200 pot to the winner), and list
+    // the match from the archive, no longer from the engine.
     for node in [a, b] {
         assert_eq!(node.match_(id).await["phase"], "finished");
+        assert_eq!(listed(node, &bob, "active").await, Vec::<u64>::new());
+        assert_eq!(listed(node, &bob, "finished").await, [id]);
         assert_eq!(node.balance(&alice).await, 900 + 180);
         assert_eq!(node.balance(&bob).await, 900);
     }
