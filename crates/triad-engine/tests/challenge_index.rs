@@ -38,17 +38,6 @@ fn brute_outgoing(engine: &Engine, address: Address) -> Vec<MatchId> {
         .collect()
 }
 
-/// The live matches concerning `address`, newest first, by a scan of the live matches.
-fn brute_concerning(engine: &Engine, address: Address) -> Vec<MatchId> {
-    let mut ids: Vec<MatchId> = engine
-        .live_matches()
-        .filter(|m| m.concerned().contains(&address))
-        .map(|m| m.id)
-        .collect();
-    ids.reverse();
-    ids
-}
-
 /// The three lists of every address in `who` agree with the scans, and the audit passes.
 #[track_caller]
 fn check(t: &Table, who: &[Address], step: &str) {
@@ -81,7 +70,7 @@ fn check(t: &Table, who: &[Address], step: &str) {
             .collect();
         assert_eq!(
             concerning,
-            brute_concerning(&t.engine, address),
+            live_matches_concerning_by_scan(&t.engine, address),
             "live matches concerning {address:?} after {step}"
         );
     }

@@ -413,12 +413,7 @@ impl Model {
                 return Err(format!("{a:?} is in {} live matches: {live:?}", live.len()));
             }
             let indexed: Vec<MatchId> = engine.live_matches_concerning(a).map(|m| m.id).collect();
-            let mut scanned: Vec<MatchId> = engine
-                .live_matches()
-                .filter(|m| m.concerned().contains(&a))
-                .map(|m| m.id)
-                .collect();
-            scanned.reverse();
+            let scanned = common::live_matches_concerning_by_scan(engine, a);
             if indexed != scanned {
                 return Err(format!(
                     "the live matches concerning {a:?} are {indexed:?} by the indexes, {scanned:?} by a scan"

@@ -437,6 +437,18 @@ impl Drop for Table {
 
 /// The match of the receipt's first event that names one.
 #[track_caller]
+/// The live matches that concern `address` (`Match::concerned`), newest first, by a scan
+/// of the live matches: what `Engine::live_matches_concerning` reads from its indexes.
+pub fn live_matches_concerning_by_scan(engine: &Engine, address: Address) -> Vec<MatchId> {
+    let mut ids: Vec<MatchId> = engine
+        .live_matches()
+        .filter(|m| m.concerned().contains(&address))
+        .map(|m| m.id)
+        .collect();
+    ids.reverse();
+    ids
+}
+
 pub fn match_id(r: &Receipt) -> MatchId {
     r.events
         .iter()
