@@ -149,7 +149,15 @@ test('people in Chromium and triad agents play one Swiss tournament to its end',
   await bob.goto(`/tournament/${id}`);
   for (const page of [alice, bob]) {
     await page.locator('#tournament-join', { hasText: 'Join (1.00)' }).click();
-    await page.locator('.tournament-actions .entered', { hasText: 'You are in' }).waitFor();
+    // This wait timed out once in a full browser run (not alone): the failure says what the
+    // page showed instead, its refusal if any, and the page's errors.
+    await page
+      .locator('.tournament-actions .entered', { hasText: 'You are in' })
+      .waitFor()
+      .catch(async (e) => {
+        const shown = await page.locator('.view-tournament').innerText().catch(() => '(no view)');
+        throw new Error(`${page === alice ? 'Alice' : 'Bob'} is not shown as entered: ${e.message}\npage: ${shown}\nerrors: ${JSON.stringify(page.errors)}`);
+      });
     assert.match(await page.locator('#tournament-countdown').innerText(), /^Starts in \d:\d\d$/);
   }
   assert.equal(await alice.title(), 'Thursday Swiss · Triad');
