@@ -133,14 +133,13 @@ impl Engine {
     /// its active match, which holds everything it plays or challenged with, and the open
     /// challenges addressed to it. A finished match concerns nobody here.
     pub fn live_matches_concerning(&self, address: Address) -> impl Iterator<Item = &Match> {
-        let active = self.active.get(&address).copied();
+        let active = self.active_match(address);
         let incoming = self
-            .challenges_to
-            .range((address, MatchId(0))..=(address, MatchId(u64::MAX)))
-            .map(|&(_, id)| id)
-            .filter(move |&id| Some(id) != active);
+            .incoming_challenges(address)
+            .map(|m| m.id)
+            .filter(|&id| Some(id) != active);
         let mut ids: Vec<MatchId> = active.into_iter().chain(incoming).collect();
-        ids.sort_unstable_by(|a, b| b.cmp(a));
+        ids.sort_unstable_by_key(|&id| std::cmp::Reverse(id));
         ids.into_iter().map(|id| &self.matches[&id])
     }
 
