@@ -130,8 +130,9 @@ pub struct Config {
     pub max_stake: u128,
     /// How long an idempotency key is remembered.
     pub idempotency_window_ms: u64,
-    /// How long a finished match stays in memory (for rematches and queries) before only
-    /// the event log holds it.
+    /// How long a finished match, or a finished or cancelled tournament, stays in memory
+    /// (for rematches and queries) before only the event log and the store's archive hold
+    /// it.
     pub finished_retention_ms: u64,
     /// The tournament settings.
     #[serde(default)]
@@ -153,6 +154,14 @@ pub struct Config {
     /// value it first opened with.
     #[serde(default = "first_event")]
     pub swept_by_clock_from_seq: u64,
+    /// The first event of the log whose ending of a tournament (finished or cancelled)
+    /// lets the clock forget it after [`finished_retention_ms`](Config::finished_retention_ms).
+    /// A tournament that ended before it ended when the store kept no archive of
+    /// tournaments, so it stays in memory, the one place that holds it; one, the default,
+    /// is a log whose every tournament is archived when it ends. A database keeps the value
+    /// it first opened with.
+    #[serde(default = "first_event")]
+    pub tournaments_archived_from_seq: u64,
 }
 
 fn first_event() -> u64 {
@@ -182,6 +191,7 @@ impl Config {
             tournaments: TournamentRules::default(),
             match_id_stripes: one_stripe(),
             swept_by_clock_from_seq: first_event(),
+            tournaments_archived_from_seq: first_event(),
         }
     }
 

@@ -9,7 +9,7 @@ mod common;
 use common::*;
 use triad_engine::tournament::pairing::Pairing;
 use triad_engine::{
-    Account, Command, Config, EndReason, Entry, EventKind, Format, MatchId, Origin, Seat,
+    Account, Command, Config, EndReason, Entry, EventKind, Format, MatchId, Origin, Phase, Seat,
     TournamentId, TournamentPhase, TournamentSpec, TransferReason,
 };
 use triad_rules::{GameKind, Mark, Player};
@@ -276,6 +276,122 @@ fn an_arena_pairs_free_players_again_and_stops_counting_at_its_end() {
         counted,
         "a game that ends after the arena does not count"
     );
+}
+
+#[test]
+fn an_ended_tournament_is_forgotten_after_its_retention_and_its_late_games_still_end() {
+    const RETENTION: u64 = 1_000;
+    const END: u64 = START + 600_000;
+    let mut t = Table::with(|c| c.finished_retention_ms = RETENTION);
+    let arena = create(&mut t, spec(ARENA, 0, &[]));
+    for p in [ALICE, BOB, CAROL, DAVE] {
+        join(&mut t, p, arena);
+    }
+    // A staked event that one player alone enters is cancelled at its start: its pool is
+    // refunded to nothing, and it is forgotten with its pool's account at zero.
+    t.fund(ERIN, ETHER);
+    let cancelled = create(&mut t, spec(SWISS3, tenths(1), &[5_000]));
+    join(&mut t, ERIN, cancelled);
+    t.at(START);
+    t.ok(OWNER, Command::Tick);
+    assert_eq!(
+        t.engine.tournament(cancelled).unwrap().phase,
+        TournamentPhase::Cancelled
+    );
+    assert_eq!(t.balance(ERIN), ETHER);
+    // The arena's last wave is still being played at its end.
+    t.at(END - 30_000);
+    t.ok(OWNER, Command::Tick);
+    assert!(
+        t.engine.tournament(cancelled).is_none(),
+        "a cancelled tournament past its retention is swept"
+    );
+    t.expect_err(
+        ERIN,
+        Command::JoinTournament {
+            tournament: cancelled,
+            bot: false,
+        },
+        132,
+    );
+    let late: Vec<MatchId> = games(&t, arena).iter().map(|(m, _)| *m).collect();
+    assert!(!late.is_empty());
+    t.at(END);
+    t.ok(OWNER, Command::Tick);
+    assert_eq!(
+        t.engine.tournament(arena).unwrap().phase,
+        TournamentPhase::Finished
+    );
+    // Within the retention window it is known, and closed; past it, unknown to every
+    // command, whether or not the clock has swept it yet.
+    let enter = || Command::JoinTournament {
+        tournament: arena,
+        bot: false,
+    };
+    t.at(END + RETENTION);
+    t.expect_err(ERIN, enter(), 133);
+    // (Its late games go on: a first move in each, so that they outlast its sweep.)
+    for id in &late {
+        let first = t.m(*id).seats.unwrap()[0].address().unwrap();
+        t.ok(
+            first,
+            Command::Move {
+                match_id: *id,
+                seq: 1,
+                cell: 0,
+                mark: Mark::X,
+                signed: None,
+            },
+        );
+    }
+    t.at(END + RETENTION + 1);
+    t.expect_err(ERIN, enter(), 132);
+    assert!(t.engine.tournament(arena).is_some(), "not swept yet");
+    // The clock sweeps at most once a minute.
+    let sweep = t.engine.next_sweep_ms().unwrap();
+    assert!(sweep > END + RETENTION && sweep < END + RETENTION + MOVE_TIMEOUT_MS);
+    t.at(sweep);
+    let r = t.ok(OWNER, Command::Tick);
+    assert!(
+        r.events
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::Forgotten { .. }))
+    );
+    assert!(t.engine.tournament(arena).is_none(), "swept by the clock");
+    assert_eq!(t.engine.tournaments().count(), 0);
+    t.expect_err(ERIN, enter(), 132);
+    // Its games still being played end on their clocks, counting for nothing anywhere.
+    for id in &late {
+        assert!(
+            t.engine
+                .match_(*id)
+                .is_some_and(|m| m.phase != Phase::Finished)
+        );
+    }
+    t.advance(MOVE_TIMEOUT_MS);
+    t.ok(OWNER, Command::Tick);
+    for id in &late {
+        assert_eq!(t.m(*id).phase, Phase::Finished, "match {id} ended");
+    }
+    // A log written before tournaments were archived keeps its tournaments in memory:
+    // replayed so, neither is forgotten, and the rest is as live.
+    let log = t.engine.log_for_tests().to_vec();
+    let before_archive = triad_engine::Engine::replay(
+        Config {
+            tournaments_archived_from_seq: log.len() as u64 + 1,
+            ..t.engine.config().clone()
+        },
+        &log,
+    );
+    assert_eq!(
+        before_archive.tournament(arena).map(|t| t.phase),
+        Some(TournamentPhase::Finished)
+    );
+    assert_eq!(
+        before_archive.tournament(cancelled).map(|t| t.phase),
+        Some(TournamentPhase::Cancelled)
+    );
+    assert_eq!(before_archive.audit(), Ok(()));
 }
 
 #[test]

@@ -153,8 +153,21 @@ pub async fn start(mut settings: Settings) -> Result<Running, ServeError> {
         .map_err(|_| {
             ServeError::Settings("the stored swept_by_clock_from_seq is not a number".into())
         })?;
+    // Likewise the tournaments that ended before the store archived them stay in memory,
+    // the one place that holds them: the archive is written from the next event on.
+    let tournaments_archived_from_seq: u64 = store
+        .setting_or_insert(
+            "tournaments_archived_from_seq",
+            &first_unwritten.to_string(),
+        )
+        .await?
+        .parse()
+        .map_err(|_| {
+            ServeError::Settings("the stored tournaments_archived_from_seq is not a number".into())
+        })?;
     let mut config = settings.engine_config(seed);
     config.swept_by_clock_from_seq = swept_by_clock_from_seq;
+    config.tournaments_archived_from_seq = tournaments_archived_from_seq;
     let engine = store.load_engine(config).await?;
     // When the service was last alive, read before this node beats (`core::outage`).
     let heartbeat = store.heartbeat().await?;

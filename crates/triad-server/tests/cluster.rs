@@ -236,6 +236,7 @@ async fn a_batch_too_large_for_one_notification_reaches_the_other_nodes_announce
             .map(|e| Encoded::new(e, triad_server::hub::topics(e, &engine)).unwrap())
             .collect(),
         matches: Vec::new(),
+        tournaments: Vec::new(),
         match_floor: engine.oldest_match_id().0,
     };
     let bytes: usize = commit.events.iter().map(|e| e.json.len()).sum();

@@ -167,6 +167,73 @@ async fn a_database_from_before_the_clocks_sweeps_replays_its_old_events_as_writ
 }
 
 #[tokio::test]
+async fn tournaments_that_ended_before_the_archive_stay_in_memory() {
+    let retention = |a: &mut triad_server::ServeArgs| a.finished_retention_ms = Some(1_000);
+    let server = Server::start_with(retention).await;
+    let alice = server.user().await;
+    let created = server
+        .post("/api/tournaments")
+        .auth(&server.owner)
+        .json(
+            &serde_json::json!({"name": "Lonely arena", "game": "sos", "format": "arena",
+            "minutes": 5, "starts_in_seconds": 60}),
+        )
+        .send()
+        .await;
+    let id = created.expect(201)["tournament"]["id"].as_u64().unwrap();
+    let r = server
+        .post(&format!("/api/tournaments/{id}/join"))
+        .auth(&alice)
+        .send()
+        .await;
+    r.expect(201);
+    server.advance(60_000).await;
+    async fn phase(server: &Server, id: u64) -> Value {
+        let r = server.get(&format!("/api/tournaments/{id}")).send().await;
+        r.expect(200)["phase"].clone()
+    }
+    eventually("cancelled, short of players", || async {
+        phase(&server, id).await == "cancelled"
+    })
+    .await;
+    let setting = "tournaments_archived_from_seq";
+    let store = &server.state().store;
+    assert_eq!(store.setting(setting).await.unwrap().as_deref(), Some("1"));
+    let head = store.head_seq().await.unwrap();
+    let dir = server.stop().await;
+
+    // As a Triad from before the archive left it: no row, no setting. Its tournaments
+    // stay in memory, the one place that holds them, past the retention window.
+    let mut conn = SqliteConnection::connect(&sqlite_url(&dir)).await.unwrap();
+    for sql in [
+        "DELETE FROM tournaments",
+        "DELETE FROM settings WHERE key = 'tournaments_archived_from_seq'",
+    ] {
+        sqlx::query(sql).execute(&mut conn).await.unwrap();
+    }
+    conn.close().await.unwrap();
+    let mut args = base_args(dir.path());
+    retention(&mut args);
+    let server = Server::start_in(dir, args).await;
+    let kept = server.state().store.setting(setting).await.unwrap();
+    assert_eq!(kept, Some((head + 1).to_string()));
+    {
+        let engine = server.state().core.read().await;
+        assert!(engine.tournament(triad_engine::TournamentId(id)).is_some());
+        assert_eq!(
+            engine.next_sweep_ms(),
+            None,
+            "nothing is due to be forgotten"
+        );
+    }
+    server
+        .advance(triad_engine::Engine::SWEEP_EVERY_MS + 1_000)
+        .await;
+    assert_eq!(phase(&server, id).await, "cancelled");
+    server.stop().await;
+}
+
+#[tokio::test]
 async fn a_database_from_a_newer_triad_is_refused_with_a_clear_message() {
     let dir = tempfile::tempdir().unwrap();
     let url = sqlite_url(&dir);
@@ -303,6 +370,11 @@ async fn upgraded<T>(
     } = populated().await;
     let dir = server.stop().await;
     let mut conn = SqliteConnection::connect(&sqlite_url(&dir)).await.unwrap();
+    // What the migrations after 8 made, no older version had (`downgrade` forgets them).
+    if *versions.end() < 9 {
+        let drop = "DROP TABLE tournaments";
+        sqlx::query(drop).execute(&mut conn).await.unwrap();
+    }
     let out = downgrade(&mut conn, [done, live]).await;
     conn.close().await.unwrap();
     assert_eq!(schema_versions(&dir).await, versions.collect::<Vec<_>>());

@@ -348,3 +348,147 @@ async fn a_tournament_survives_a_restart() {
     assert_eq!(after["pairings"], before["pairings"]);
     assert_eq!(after["standings"], before["standings"]);
 }
+
+#[tokio::test]
+async fn an_ended_tournament_is_served_from_the_archive_once_the_engine_forgets_it() {
+    let server = Server::start_with(|a| {
+        a.tournament_round_gap_ms = Some(1_000);
+        a.finished_retention_ms = Some(1_000);
+    })
+    .await;
+    let alice = server.user().await;
+    let bob = server.user().await;
+    for u in [&alice, &bob] {
+        server.deposit(u, 10_000).await;
+    }
+    let create = || async {
+        server
+            .post("/api/tournaments")
+            .auth(&server.owner)
+            .json(&swiss(1))
+            .send()
+            .await
+            .expect(201)["tournament"]["id"]
+            .as_u64()
+            .unwrap()
+    };
+    let join = |id: u64, u: &User| {
+        server
+            .post(&format!("/api/tournaments/{id}/join"))
+            .auth(u)
+            .send()
+    };
+    // One event is played to its end; another, that Alice alone enters, is cancelled at
+    // its start, short of players, and her fee refunded.
+    let played = create().await;
+    let cancelled = create().await;
+    join(played, &alice).await.expect(201);
+    join(played, &bob).await.expect(201);
+    join(cancelled, &alice).await.expect(201);
+    server.advance(60_000).await;
+    eventually("the start", || async {
+        tournament(&server, played).await["phase"] == "running"
+    })
+    .await;
+    let users: HashMap<String, &User> = [&alice, &bob]
+        .into_iter()
+        .map(|u| (u.address.clone(), u))
+        .collect();
+    play_round(&server, played, &users).await;
+    server.advance(1_000).await;
+    eventually("the end", || async {
+        tournament(&server, played).await["phase"] == "finished"
+    })
+    .await;
+    assert_eq!(tournament(&server, cancelled).await["phase"], "cancelled");
+    let balances = (server.balance(&alice).await, server.balance(&bob).await);
+    let ended = || async {
+        server
+            .get("/api/tournaments?phase=finished")
+            .send()
+            .await
+            .expect(200)["tournaments"]
+            .clone()
+    };
+    let views_before = [
+        tournament(&server, played).await,
+        tournament(&server, cancelled).await,
+    ];
+    let listed_before = ended().await;
+    assert_eq!(
+        listed_before
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["id"].as_u64().unwrap())
+            .collect::<Vec<_>>(),
+        [cancelled, played],
+        "newest first"
+    );
+
+    // Past the retention window the ticker sweeps both from memory; the archive serves
+    // them as they were.
+    let in_memory = || async {
+        let engine = server.state().core.read().await;
+        engine.tournaments().count()
+    };
+    assert_eq!(in_memory().await, 2);
+    server
+        .advance(triad_engine::Engine::SWEEP_EVERY_MS + 1_000)
+        .await;
+    eventually("the ticker to sweep the tournaments", || async {
+        in_memory().await == 0
+    })
+    .await;
+    as_before(&server, [played, cancelled], &views_before, &listed_before).await;
+    // Alice's place in it, as she asks for it.
+    let mine = server
+        .get(&format!(
+            "/api/tournaments/{played}?player={}",
+            alice.address
+        ))
+        .send()
+        .await
+        .expect(200)["me"]["standing"]["player"]["address"]
+        .clone();
+    assert_eq!(mine, alice.address.as_str());
+    // To a command it is unknown now.
+    join(played, &bob)
+        .await
+        .expect_error(404, 132, "unknown_tournament");
+    assert_eq!(
+        (server.balance(&alice).await, server.balance(&bob).await),
+        balances
+    );
+
+    // A restart replays the log, forgetting them again (at the same retention); the
+    // archive still has them.
+    let mut args = base_args(server.dir.path());
+    args.finished_retention_ms = Some(1_000);
+    let dir = server.stop().await;
+    let server = Server::start_in(dir, args).await;
+    assert_eq!(server.state().core.read().await.tournaments().count(), 0);
+    as_before(&server, [played, cancelled], &views_before, &listed_before).await;
+}
+
+/// Checks that `ids`' views and the list of every tournament are what they were (but for
+/// the server's time in the views), and that none is open.
+async fn as_before(server: &Server, ids: [u64; 2], views: &[Value; 2], listed: &Value) {
+    let without_clock = |v: &Value| {
+        let mut v = v.clone();
+        v["now_ms"] = Value::Null;
+        v
+    };
+    for (id, before) in ids.into_iter().zip(views) {
+        let now = tournament(server, id).await;
+        assert_eq!(
+            without_clock(&now),
+            without_clock(before),
+            "tournament {id}"
+        );
+    }
+    let all = server.get("/api/tournaments?phase=all").send().await;
+    assert_eq!(&all.expect(200)["tournaments"], listed);
+    let open = server.get("/api/tournaments").send().await;
+    assert_eq!(open.expect(200)["tournaments"], json!([]));
+}

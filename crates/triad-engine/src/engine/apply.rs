@@ -298,6 +298,7 @@ impl Engine {
                 t.phase = TournamentPhase::Finished;
                 t.ended_ms = Some(now);
                 self.open_tournaments.remove(&tournament);
+                self.tournament_ended(event.seq, tournament, now);
                 if let Some(w) = winner {
                     let mut stats = self.stats(w);
                     stats.tournament_wins = stats.tournament_wins.saturating_add(1);
@@ -310,6 +311,7 @@ impl Engine {
                 t.phase = TournamentPhase::Cancelled;
                 t.ended_ms = Some(now);
                 self.open_tournaments.remove(&tournament);
+                self.tournament_ended(event.seq, tournament, now);
             }
             &EventKind::ClocksResumed {
                 down_since_ms,
@@ -491,13 +493,18 @@ impl Engine {
         let m = &self.matches[&id];
         if let Origin::Tournament { tournament, .. } = m.origin {
             assert!(reason.was_played(), "a tournament game is played out");
-            let t = self
-                .tournaments
-                .get_mut(&tournament)
-                .expect("a known tournament");
             // A game that ends after its tournament (an arena's time was up) counts for
-            // nothing there: `record` knows only the games still being played.
-            t.record(id, winner.map(|w| w == Player::First), now);
+            // nothing there: `record` knows only the games still being played. So it does
+            // not matter that the tournament may be forgotten by then (a game can outlast
+            // the retention window after its arena's end), as it is to every command.
+            if let Some(t) = self.tournaments.get_mut(&tournament) {
+                t.record(id, winner.map(|w| w == Player::First), now);
+            } else {
+                assert!(
+                    tournament.0 < self.next_tournament,
+                    "a game's tournament was made"
+                );
+            }
         }
         // The hall of fame and the ratings count played games between two people.
         if let (true, Some([Seat::Human(a), Seat::Human(b)])) = (reason.was_played(), m.seats) {
@@ -564,6 +571,41 @@ impl Engine {
     fn forget_before(&mut self, now: u64) {
         self.forget_old_keys(now);
         self.forget_old_matches(now);
+        self.forget_old_tournaments(now);
+    }
+
+    /// Notes that `tournament` ended (finished or was cancelled) at `now`, by event `seq`:
+    /// forgotten after the retention window when the store's archive holds it, which is
+    /// from [`Config::tournaments_archived_from_seq`] on.
+    fn tournament_ended(&mut self, seq: u64, tournament: TournamentId, now: u64) {
+        if seq >= self.config.tournaments_archived_from_seq {
+            self.ended_tournaments.insert((now, tournament));
+        }
+    }
+
+    /// Whether `t` ended and is past the retention window at `now` (dropped at the clock's
+    /// next sweep, if it is still in memory), and archived, so forgotten then.
+    pub(super) fn tournament_past_retention(&self, t: &Tournament, now: u64) -> bool {
+        t.ended_ms.is_some_and(|ended_ms| {
+            self.past_retention_since(ended_ms, now)
+                && self.ended_tournaments.contains(&(ended_ms, t.id))
+        })
+    }
+
+    /// Drops the tournaments that ended before the retention window: the store's archive
+    /// holds them (`tournaments`), and the API reads them there.
+    fn forget_old_tournaments(&mut self, now: u64) {
+        while let Some(&(ended_ms, id)) = self.ended_tournaments.first() {
+            if !self.past_retention_since(ended_ms, now) {
+                break;
+            }
+            self.ended_tournaments.pop_first();
+            let removed = self.tournaments.remove(&id);
+            assert!(
+                removed.is_some_and(|t| !t.phase.is_open()),
+                "only tournaments that ended are forgotten"
+            );
+        }
     }
 
     /// Drops finished matches older than the retention window.

@@ -140,11 +140,19 @@ impl Engine {
     /// (each game gives out two points, each bye two).
     fn audit_tournaments(&self) -> Result<(), String> {
         for (account, balance) in self.ledger.accounts() {
+            // A forgotten tournament (ended, archived) has paid out or refunded its pool.
             if let Account::Pool(id) = account
-                && self.tournaments.get(&id).map(Tournament::pool) != Some(balance)
+                && self.tournaments.get(&id).map_or(0, Tournament::pool) != balance
             {
                 return Err(format!(
                     "tournament {id}'s pool holds {balance}, not its fees"
+                ));
+            }
+        }
+        for &(ended_ms, id) in &self.ended_tournaments {
+            if self.tournaments.get(&id).and_then(|t| t.ended_ms) != Some(ended_ms) {
+                return Err(format!(
+                    "tournament {id} is kept to be forgotten but did not end at {ended_ms}"
                 ));
             }
         }

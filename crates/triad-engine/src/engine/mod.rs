@@ -155,13 +155,19 @@ pub struct Engine {
     /// Every (player, puzzle) with its one rated attempt made.
     #[serde(default)]
     rated_attempts: BTreeSet<(Address, PuzzleId)>,
-    /// Every tournament, by id (they are few: creating one is bounded per player and in
-    /// all, see [`TournamentRules`](crate::TournamentRules)).
+    /// The tournaments in memory, by id: the open ones (few: creating one is bounded per
+    /// player and in all, see [`TournamentRules`](crate::TournamentRules)), and those that
+    /// ended within the retention window (`ended_tournaments`).
     #[serde(default)]
     tournaments: BTreeMap<TournamentId, Tournament>,
     /// The tournaments upcoming or running, which the clock's `Tick` looks at.
     #[serde(default)]
     open_tournaments: BTreeSet<TournamentId>,
+    /// The tournaments that ended (finished or cancelled) by ending time, to drop them
+    /// after the retention window, when the store's archive holds them (from
+    /// [`Config::tournaments_archived_from_seq`]; a set, as `finished_order` is).
+    #[serde(default)]
+    ended_tournaments: BTreeSet<(u64, TournamentId)>,
     #[serde(default = "first_id")]
     next_tournament: u64,
     /// When the clocks last resumed after an outage (`ClocksResumed`): an outage that
@@ -267,6 +273,7 @@ impl Engine {
             rated_attempts: BTreeSet::new(),
             tournaments: BTreeMap::new(),
             open_tournaments: BTreeSet::new(),
+            ended_tournaments: BTreeSet::new(),
             next_tournament: first_id(),
             last_resumed_ms: 0,
             log: KeptLog(None),

@@ -12,13 +12,15 @@ use crate::{Account, Address, Config, Ledger, Match, MatchId, Phase, PlayerStats
 use super::{Engine, Ranking};
 
 impl Engine {
-    /// A tournament.
+    /// A tournament in memory: open, or ended within the retention window (or before the
+    /// store archived tournaments, [`Config::tournaments_archived_from_seq`]); the store's
+    /// archive holds every tournament that ended since.
     #[must_use]
     pub fn tournament(&self, id: TournamentId) -> Option<&Tournament> {
         self.tournaments.get(&id)
     }
 
-    /// Every tournament, newest first.
+    /// The tournaments in memory ([`Engine::tournament`]), newest first.
     pub fn tournaments(&self) -> impl Iterator<Item = &Tournament> {
         self.tournaments.values().rev()
     }

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use triad_engine::tournament::pairing::{Outcome, Standing};
 use triad_engine::tournament::{EntrantStatus, Prize};
 use triad_engine::{
-    Address, Command, Engine, Entry, Format, Receipt, Tournament, TournamentId, TournamentPhase,
+    Address, Command, Entry, Format, Receipt, Tournament, TournamentId, TournamentPhase,
     TournamentSpec,
 };
 use triad_rules::GameKind;
@@ -346,13 +346,29 @@ pub async fn list(
             ));
         }
     };
-    let engine = state.core.read().await;
-    let tournaments = engine
-        .tournaments()
-        .filter(|t| wanted(t.phase))
-        .take(limit)
-        .map(TournamentSummary::new)
-        .collect();
+    // The engine's first (every open tournament, and those that ended within the retention
+    // window), then the archive's (every tournament that ended since it was kept). One
+    // that ends between the two reads is archived before the engine shows it ended, and
+    // one found in both is the same.
+    let mut tournaments: Vec<TournamentSummary> = {
+        let engine = state.core.read().await;
+        engine
+            .tournaments()
+            .filter(|t| wanted(t.phase))
+            .take(limit)
+            .map(TournamentSummary::new)
+            .collect()
+    };
+    if wanted(TournamentPhase::Finished) {
+        let page = u32::try_from(limit).unwrap_or(u32::MAX);
+        for t in state.store.ended_tournaments(page).await? {
+            if !tournaments.iter().any(|s| s.id == t.id.0) {
+                tournaments.push(TournamentSummary::new(&t));
+            }
+        }
+        tournaments.sort_unstable_by_key(|s| std::cmp::Reverse(s.id));
+        tournaments.truncate(limit);
+    }
     Ok(Json(TournamentList { tournaments }))
 }
 
@@ -386,7 +402,8 @@ pub async fn get(
         .map(Json)
 }
 
-/// Builds a tournament's view: the engine's state, with the shown players' profiles.
+/// Builds a tournament's view: the engine's state (or, for one that ended and left its
+/// memory, the archive's), with the shown players' profiles.
 async fn view(
     state: &ApiState,
     id: TournamentId,
@@ -394,12 +411,23 @@ async fn view(
     player: Option<Address>,
 ) -> Result<TournamentView, ApiError> {
     let now_ms = state.core.clock().now_ms();
-    let mut draft = {
+    let held = {
         let engine = state.core.read().await;
-        let t = engine
+        engine
             .tournament(id)
-            .ok_or(triad_engine::EngineError::UnknownTournament)?;
-        Draft::new(&engine, t, limit, player)
+            .map(|t| Draft::new(t, engine.tournament_next_ms(id), limit, player))
+    };
+    let mut draft = match held {
+        Some(draft) => draft,
+        None => {
+            let t = state
+                .store
+                .ended_tournament(id)
+                .await?
+                .ok_or(triad_engine::EngineError::UnknownTournament)?;
+            // An ended tournament's clock has nothing more to do.
+            Draft::new(&t, None, limit, player)
+        }
     };
     let profiles = state.profiles.of_each(&draft.shown).await?;
     draft.view.now_ms = now_ms;
@@ -438,7 +466,14 @@ struct Draft {
 }
 
 impl Draft {
-    fn new(engine: &Engine, t: &Tournament, limit: usize, player: Option<Address>) -> Draft {
+    /// `next_at_ms`: when the clock next moves it on
+    /// ([`Engine::tournament_next_ms`](triad_engine::Engine::tournament_next_ms)).
+    fn new(
+        t: &Tournament,
+        next_at_ms: Option<u64>,
+        limit: usize,
+        player: Option<Address>,
+    ) -> Draft {
         let standings = t.standings();
         let playing: HashMap<u32, u64> = t
             .playing
@@ -497,7 +532,7 @@ impl Draft {
             .collect();
         let view = TournamentView {
             summary: TournamentSummary::new(t),
-            next_at_ms: engine.tournament_next_ms(t.id),
+            next_at_ms,
             now_ms: 0,
             standings: standings.iter().take(limit).map(row).collect(),
             pairings: t

@@ -402,10 +402,22 @@ fn rows<'a>(
         .iter()
         .filter_map(|id| engine.match_(*id).cloned())
         .collect();
+    // The tournaments it ended: their rows of the archive, written once (nothing changes
+    // a tournament after its end), before the engine may forget them.
+    let tournaments = events
+        .iter()
+        .filter_map(|e| match e.event.kind {
+            EventKind::TournamentFinished { tournament, .. }
+            | EventKind::TournamentCancelled { tournament } => engine.tournament(tournament),
+            _ => None,
+        })
+        .cloned()
+        .collect();
     (
         Commit {
             events,
             matches,
+            tournaments,
             match_floor,
         },
         outcome,

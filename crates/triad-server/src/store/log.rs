@@ -4,7 +4,7 @@
 //! thread ([`writer`](super::writer)), one statement per row; PostgreSQL, one statement for
 //! the whole batch ([`WRITE_BATCH`]); an in-memory SQLite, a sqlx transaction.
 
-use triad_engine::{Account, Event, EventKind, Match, MatchId, Phase};
+use triad_engine::{Account, Event, EventKind, Match, MatchId, Phase, Tournament};
 
 use super::{
     EVENTS_CHANNEL, Store, StoreError, close_after_failed_write, to_i64,
@@ -48,6 +48,9 @@ pub struct Commit<'a> {
     /// one's row is written (`matches` keeps finished matches only), and a batch that
     /// creates or seats one writes who it concerns (see the core's `batch::rows`).
     pub matches: Vec<Match>,
+    /// The tournaments the batch ended (finished or cancelled), as they now are: their
+    /// rows of the archive `tournaments` (nothing changes a tournament after its end).
+    pub tournaments: Vec<Tournament>,
     /// [`Engine::oldest_match_id`](triad_engine::Engine::oldest_match_id) before the
     /// batch: no event after any of these concerns a smaller match id. Stored with each
     /// event (`events.match_floor`), it bounds an inbox's catch-up to the matches that can
@@ -67,6 +70,8 @@ pub(super) struct Rows {
     /// `(address, match id)`: everyone a match concerns, when this batch may have changed
     /// who that is (`match_players`, from which the inboxes are derived).
     pub(super) players: Vec<(String, i64)>,
+    /// The ended tournaments' rows (the archive `tournaments`).
+    pub(super) tournaments: Vec<TournamentRow>,
 }
 
 #[derive(Debug)]
@@ -87,6 +92,14 @@ pub(super) struct LedgerRow {
     pub(super) amount: String,
     pub(super) reason: String,
     pub(super) match_id: Option<i64>,
+}
+
+#[derive(Debug)]
+pub(super) struct TournamentRow {
+    pub(super) id: i64,
+    pub(super) phase: &'static str,
+    pub(super) ended_ms: i64,
+    pub(super) body: String,
 }
 
 #[derive(Debug)]
@@ -199,10 +212,23 @@ impl Rows {
                 body: serde_json::to_string(m).map_err(corrupt)?,
             });
         }
+        let tournaments = commit
+            .tournaments
+            .iter()
+            .map(|t| {
+                Ok(TournamentRow {
+                    id: to_i64(t.id.0),
+                    phase: t.phase.name(),
+                    ended_ms: to_i64(t.ended_ms.unwrap_or(t.last_change_ms)),
+                    body: serde_json::to_string(t).map_err(corrupt)?,
+                })
+            })
+            .collect::<Result<_, StoreError>>()?;
         Ok(Rows {
             events,
             matches,
             players,
+            tournaments,
         })
     }
 }
@@ -220,10 +246,14 @@ pub(super) const UPSERT_MATCH: &str = "INSERT INTO matches (id, game, stake, ori
      updated_ms = excluded.updated_ms, body = excluded.body";
 pub(super) const INSERT_PLAYER: &str =
     "INSERT INTO match_players (address, match_id) VALUES ($1, $2) ON CONFLICT DO NOTHING";
+pub(super) const UPSERT_TOURNAMENT: &str = "INSERT INTO tournaments (id, phase, ended_ms, body) \
+     VALUES ($1, $2, $3, $4) \
+     ON CONFLICT (id) DO UPDATE SET phase = excluded.phase, ended_ms = excluded.ended_ms, \
+     body = excluded.body";
 
 /// A batch's rows on PostgreSQL, in one statement: each table's rows arrive as one JSON
-/// array (`$1` to `$5`, see [`Rows::json`]), and `pg_notify($6, …)` announces the batch,
-/// once for each payload of the JSON array `$7`, in its order (delivered at commit, in the
+/// array (`$1` to `$6`, see [`Rows::json`]), and `pg_notify($7, …)` announces the batch,
+/// once for each payload of the JSON array `$8`, in its order (delivered at commit, in the
 /// order sent; [`announce`](super::announce)). Against one statement per row (a move's
 /// batch of 50 commands made ~150 round trips under the cluster lock), this is one round
 /// trip whatever the batch's size. The `Any` driver binds no arrays; a JSON text does as
@@ -245,20 +275,27 @@ const WRITE_BATCH: &str = "WITH \
        updated_ms = excluded.updated_ms, body = excluded.body), \
      p AS (INSERT INTO match_players (address, match_id) \
        SELECT address, match_id FROM json_to_recordset($5::json) AS r(address TEXT, match_id BIGINT) \
-       ON CONFLICT DO NOTHING) \
-     SELECT pg_notify($6, payload) FROM json_array_elements_text($7::json) AS a(payload)";
+       ON CONFLICT DO NOTHING), \
+     n AS (INSERT INTO tournaments (id, phase, ended_ms, body) \
+       SELECT id, phase, ended_ms, body FROM json_to_recordset($6::json) \
+       AS r(id BIGINT, phase TEXT, ended_ms BIGINT, body TEXT) \
+       ON CONFLICT (id) DO UPDATE SET phase = excluded.phase, ended_ms = excluded.ended_ms, \
+       body = excluded.body) \
+     SELECT pg_notify($7, payload) FROM json_array_elements_text($8::json) AS a(payload)";
 
-/// The JSON arrays [`WRITE_BATCH`] reads: events, topics, ledger entries, matches, players.
+/// The JSON arrays [`WRITE_BATCH`] reads: events, topics, ledger entries, matches, players,
+/// tournaments.
 struct JsonRows {
     events: String,
     topics: String,
     ledger: String,
     matches: String,
     players: String,
+    tournaments: String,
 }
 
 impl Rows {
-    /// The rows as [`WRITE_BATCH`]'s five JSON arrays, each object's keys its columns.
+    /// The rows as [`WRITE_BATCH`]'s six JSON arrays, each object's keys its columns.
     fn json(&self) -> Result<JsonRows, StoreError> {
         #[derive(serde::Serialize)]
         struct Event<'a> {
@@ -299,6 +336,13 @@ impl Rows {
             address: &'a str,
             match_id: i64,
         }
+        #[derive(serde::Serialize)]
+        struct Tournament<'a> {
+            id: i64,
+            phase: &'a str,
+            ended_ms: i64,
+            body: &'a str,
+        }
         let events = self.events.iter().map(|e| Event {
             seq: e.seq,
             at_ms: e.at_ms,
@@ -337,12 +381,19 @@ impl Rows {
             address,
             match_id: *match_id,
         });
+        let tournaments = self.tournaments.iter().map(|t| Tournament {
+            id: t.id,
+            phase: t.phase,
+            ended_ms: t.ended_ms,
+            body: &t.body,
+        });
         Ok(JsonRows {
             events: json_array(events)?,
             topics: json_array(topics)?,
             ledger: json_array(ledger)?,
             matches: json_array(matches)?,
             players: json_array(players)?,
+            tournaments: json_array(tournaments)?,
         })
     }
 }
@@ -396,6 +447,7 @@ impl Store {
             .bind(rows.ledger)
             .bind(rows.matches)
             .bind(rows.players)
+            .bind(rows.tournaments)
             .bind(EVENTS_CHANNEL)
             .bind(announcements)
             .execute(conn)
@@ -453,6 +505,15 @@ impl Store {
             sqlx::query(INSERT_PLAYER)
                 .bind(address.as_str())
                 .bind(*match_id)
+                .execute(&mut **tx)
+                .await?;
+        }
+        for t in &rows.tournaments {
+            sqlx::query(UPSERT_TOURNAMENT)
+                .bind(t.id)
+                .bind(t.phase)
+                .bind(t.ended_ms)
+                .bind(t.body.as_str())
                 .execute(&mut **tx)
                 .await?;
         }

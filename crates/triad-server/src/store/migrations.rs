@@ -59,10 +59,16 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
         include_str!("../../migrations/sqlite/0008_match_topics.sql"),
         include_str!("../../migrations/postgres/0008_match_topics.sql"),
     ),
+    (
+        9,
+        "the archive of the tournaments that ended",
+        include_str!("../../migrations/sqlite/0009_tournaments.sql"),
+        include_str!("../../migrations/postgres/0009_tournaments.sql"),
+    ),
 ];
 
 /// The latest schema version this binary writes.
-pub const SCHEMA_VERSION: i64 = 8;
+pub const SCHEMA_VERSION: i64 = 9;
 
 impl Store {
     pub(super) async fn migrate(&self) -> Result<(), StoreError> {

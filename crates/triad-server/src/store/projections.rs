@@ -1,8 +1,8 @@
 //! The read models the commits keep: the `matches` table (a match as last stored, and the
-//! listings) and each player's `ledger_entries`.
+//! listings), the `tournaments` that ended, and each player's `ledger_entries`.
 
 use sqlx::Row;
-use triad_engine::{Address, Match, MatchId};
+use triad_engine::{Address, Match, MatchId, Tournament, TournamentId};
 
 use super::{Store, StoreError, to_i64, to_u64};
 
@@ -63,6 +63,46 @@ impl Store {
         .bind(i64::from(limit))
         .fetch_all(&self.pool)
         .await?;
+        rows.into_iter()
+            .map(|r| {
+                let body: String = r.try_get(0)?;
+                serde_json::from_str(&body).map_err(|e| StoreError::Corrupt(e.to_string()))
+            })
+            .collect()
+    }
+
+    /// A tournament that ended (finished or cancelled), as archived by the batch that ended
+    /// it. One still in the engine's memory is the engine's: ask it first, as the
+    /// tournaments' API does.
+    ///
+    /// # Errors
+    /// On a database failure or a corrupt row.
+    pub async fn ended_tournament(
+        &self,
+        id: TournamentId,
+    ) -> Result<Option<Tournament>, StoreError> {
+        let row = sqlx::query("SELECT body FROM tournaments WHERE id = $1")
+            .bind(to_i64(id.0))
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|r| {
+            let body: String = r.try_get(0)?;
+            serde_json::from_str(&body)
+                .map_err(|e| StoreError::Corrupt(format!("tournament {id}: {e}")))
+        })
+        .transpose()
+    }
+
+    /// The tournaments that ended, newest first, at most `limit`.
+    ///
+    /// # Errors
+    /// On a database failure or a corrupt row.
+    pub async fn ended_tournaments(&self, limit: u32) -> Result<Vec<Tournament>, StoreError> {
+        let rows =
+            sqlx::query("SELECT body FROM tournaments ORDER BY id DESC LIMIT CAST($1 AS BIGINT)")
+                .bind(i64::from(limit))
+                .fetch_all(&self.pool)
+                .await?;
         rows.into_iter()
             .map(|r| {
                 let body: String = r.try_get(0)?;

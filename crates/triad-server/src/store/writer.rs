@@ -19,7 +19,10 @@ use tokio::sync::oneshot;
 
 use super::{
     StoreError,
-    log::{INSERT_EVENT, INSERT_LEDGER, INSERT_PLAYER, INSERT_TOPIC, Rows, UPSERT_MATCH},
+    log::{
+        INSERT_EVENT, INSERT_LEDGER, INSERT_PLAYER, INSERT_TOPIC, Rows, UPSERT_MATCH,
+        UPSERT_TOURNAMENT,
+    },
 };
 
 /// How long a writer waits for another connection's write lock (as the pool does).
@@ -247,6 +250,12 @@ fn write(conn: &Connection, rows: &Rows) -> Result<(), rusqlite::Error> {
         }
         for (address, match_id) in &rows.players {
             player.execute(params![address, match_id])?;
+        }
+        if !rows.tournaments.is_empty() {
+            let mut tournament = conn.prepare_cached(UPSERT_TOURNAMENT)?;
+            for t in &rows.tournaments {
+                tournament.execute(params![t.id, t.phase, t.ended_ms, t.body])?;
+            }
         }
     }
     conn.prepare_cached("COMMIT")?.execute([])?;

@@ -43,7 +43,8 @@ impl Engine {
     }
 
     /// When a `Tick` next sweeps memory ([`EventKind::Forgotten`]): once an idempotency
-    /// key is past its window or a finished match past its retention, and no sooner than
+    /// key is past its window, or a finished match or an archived tournament that ended
+    /// past its retention, and no sooner than
     /// [`Engine::SWEEP_EVERY_MS`] after the last sweep. Only the clock sweeps, under
     /// `Key::All`: an event under some keys sweeping as of its own time would forget what
     /// a command under others, at an earlier time, may still name. (The keys' times go at
@@ -60,7 +61,16 @@ impl Engine {
                 .saturating_add(self.config.finished_retention_ms)
                 .saturating_add(1)
         });
-        let earliest = idempotency.into_iter().chain(matches).min()?;
+        let tournaments = self.ended_tournaments.first().map(|&(ended_ms, _)| {
+            ended_ms
+                .saturating_add(self.config.finished_retention_ms)
+                .saturating_add(1)
+        });
+        let earliest = idempotency
+            .into_iter()
+            .chain(matches)
+            .chain(tournaments)
+            .min()?;
         Some(earliest.max(self.floor_ms.saturating_add(Engine::SWEEP_EVERY_MS)))
     }
 

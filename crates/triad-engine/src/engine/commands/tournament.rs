@@ -11,9 +11,14 @@ use crate::tournament::{
 use crate::{Account, Address, EngineError, EventKind, Origin, Seat, TransferReason};
 
 impl Engine {
-    /// A tournament that is upcoming or running.
-    fn open(&self, id: TournamentId) -> Result<&Tournament, EngineError> {
-        let t = self.tournament(id).ok_or(EngineError::UnknownTournament)?;
+    /// A tournament that is upcoming or running, for a command at `now`. One that ended
+    /// and is past the retention window is unknown, whether or not the clock has swept it
+    /// from memory yet (as a match is, `Engine::get`): the store's archive holds it.
+    fn open(&self, id: TournamentId, now: u64) -> Result<&Tournament, EngineError> {
+        let t = self
+            .tournament(id)
+            .filter(|t| !self.tournament_past_retention(t, now))
+            .ok_or(EngineError::UnknownTournament)?;
         if t.phase.is_open() {
             Ok(t)
         } else {
@@ -84,7 +89,7 @@ impl Engine {
         bot: bool,
         b: &mut Batch,
     ) -> Result<(), EngineError> {
-        let t = self.open(id)?;
+        let t = self.open(id, b.now)?;
         let status = t.status_of(actor);
         if let Some(EntrantStatus::Active | EntrantStatus::Paused) = status {
             return Err(EngineError::AlreadyEntered);
@@ -147,7 +152,7 @@ impl Engine {
         id: TournamentId,
         b: &mut Batch,
     ) -> Result<(), EngineError> {
-        let t = self.open(id)?;
+        let t = self.open(id, b.now)?;
         let in_it = t
             .status_of(actor)
             .is_some_and(|s| matches!(s, EntrantStatus::Active | EntrantStatus::Paused));
@@ -184,7 +189,7 @@ impl Engine {
         paused: bool,
         b: &mut Batch,
     ) -> Result<(), EngineError> {
-        let t = self.open(id)?;
+        let t = self.open(id, b.now)?;
         let status = t.status_of(actor).ok_or(EngineError::NotEntered)?;
         let from = if paused {
             EntrantStatus::Active
@@ -214,7 +219,7 @@ impl Engine {
         id: TournamentId,
         b: &mut Batch,
     ) -> Result<(), EngineError> {
-        let t = self.open(id)?;
+        let t = self.open(id, b.now)?;
         if actor != self.config.owner && actor != t.organizer {
             return Err(EngineError::NotOrganizer);
         }
