@@ -110,8 +110,9 @@ settings! {
     /// The largest stake, in minor units, as decimal digits up to 2^128-1
     /// [default: 1000000000000000000, 10^18: one ether in wei].
     max_stake: AmountArg = AmountArg(DEFAULT_MAX_STAKE), env "TRIAD_MAX_STAKE";
-    /// How long a finished match stays in memory, in ms, and up to a minute more until the
-    /// clock's next sweep (it stays in the database forever) [default: 900000].
+    /// How long a finished match, or a tournament that ended, stays in memory, in ms, and
+    /// up to a minute more until the clock's next sweep (it stays in the database forever)
+    /// [default: 900000].
     finished_retention_ms: u64 = 900_000, env "TRIAD_FINISHED_RETENTION_MS";
     /// How long an idempotency key is remembered, in ms [default: 86400000].
     idempotency_window_ms: u64 = 86_400_000, env "TRIAD_IDEMPOTENCY_WINDOW_MS";
