@@ -34,11 +34,7 @@ impl Store {
             .bind(to_i64(id.0))
             .fetch_optional(&self.pool)
             .await?;
-        row.map(|r| {
-            let body: String = r.try_get(0)?;
-            serde_json::from_str(&body).map_err(|e| StoreError::Corrupt(format!("match {id}: {e}")))
-        })
-        .transpose()
+        row.map(|r| body(&r, || format!("match {id}"))).transpose()
     }
 
     /// Finished matches, newest first, optionally of one player, with ids below `before`
@@ -63,11 +59,8 @@ impl Store {
         .bind(i64::from(limit))
         .fetch_all(&self.pool)
         .await?;
-        rows.into_iter()
-            .map(|r| {
-                let body: String = r.try_get(0)?;
-                serde_json::from_str(&body).map_err(|e| StoreError::Corrupt(e.to_string()))
-            })
+        rows.iter()
+            .map(|r| body(r, || "an archived row".into()))
             .collect()
     }
 
@@ -85,12 +78,8 @@ impl Store {
             .bind(to_i64(id.0))
             .fetch_optional(&self.pool)
             .await?;
-        row.map(|r| {
-            let body: String = r.try_get(0)?;
-            serde_json::from_str(&body)
-                .map_err(|e| StoreError::Corrupt(format!("tournament {id}: {e}")))
-        })
-        .transpose()
+        row.map(|r| body(&r, || format!("tournament {id}")))
+            .transpose()
     }
 
     /// The tournaments that ended, newest first, at most `limit`.
@@ -103,11 +92,8 @@ impl Store {
                 .bind(i64::from(limit))
                 .fetch_all(&self.pool)
                 .await?;
-        rows.into_iter()
-            .map(|r| {
-                let body: String = r.try_get(0)?;
-                serde_json::from_str(&body).map_err(|e| StoreError::Corrupt(e.to_string()))
-            })
+        rows.iter()
+            .map(|r| body(r, || "an archived row".into()))
             .collect()
     }
 
@@ -143,4 +129,14 @@ impl Store {
             })
             .collect()
     }
+}
+
+/// A row's first column, `body`: an archived match or tournament as JSON (`what` names it
+/// when it does not decode).
+fn body<T: serde::de::DeserializeOwned>(
+    row: &sqlx::any::AnyRow,
+    what: impl FnOnce() -> String,
+) -> Result<T, StoreError> {
+    let body: String = row.try_get(0)?;
+    serde_json::from_str(&body).map_err(|e| StoreError::Corrupt(format!("{}: {e}", what())))
 }
