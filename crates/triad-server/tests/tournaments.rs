@@ -382,7 +382,14 @@ async fn an_ended_tournament_is_served_from_the_archive_once_the_engine_forgets_
     // its start, short of players, and her fee refunded.
     let played = create().await;
     let cancelled = create().await;
-    join(played, &alice).await.expect(201);
+    let enter_played = || {
+        server
+            .post(&format!("/api/tournaments/{played}/join"))
+            .auth(&alice)
+            .header("idempotency-key", "enter-played")
+            .send()
+    };
+    enter_played().await.expect(201);
     join(played, &bob).await.expect(201);
     join(cancelled, &alice).await.expect(201);
     server.advance(60_000).await;
@@ -452,8 +459,21 @@ async fn an_ended_tournament_is_served_from_the_archive_once_the_engine_forgets_
         .expect(200)["me"]["standing"]["player"]["address"]
         .clone();
     assert_eq!(mine, alice.address.as_str());
-    // To a command it is unknown now.
+    // To a command it is over, as the archive says (the engine knows it no more); a
+    // command repeated with its idempotency key has its first answer, with the tournament
+    // as it is now.
     join(played, &bob)
+        .await
+        .expect_error(409, 133, "tournament_closed");
+    join(cancelled, &bob)
+        .await
+        .expect_error(409, 133, "tournament_closed");
+    let again = enter_played().await;
+    let again = again.expect(200);
+    assert_eq!(again["duplicate"], true);
+    assert_eq!(again["tournament"]["phase"], "finished");
+    assert_eq!(again["tournament"]["id"], played);
+    join(played + 100, &bob)
         .await
         .expect_error(404, 132, "unknown_tournament");
     assert_eq!(

@@ -30,6 +30,7 @@ use super::{
     error::{Api, ApiError, ErrorBody},
     games::{Amount, idempotency_key, limit},
 };
+use crate::core::CoreError;
 use crate::profiles::Profile;
 
 /// How a tournament is played, as a request states it.
@@ -584,17 +585,45 @@ async fn run(
     id: Option<TournamentId>,
 ) -> Result<impl IntoResponse + use<>, ApiError> {
     let key = idempotency_key(headers)?;
-    let receipt: Receipt = state.core.execute(actor, command, key).await?;
+    let unknown = triad_engine::EngineError::UnknownTournament;
+    let receipt: Receipt = match state.core.execute(actor, command, key).await {
+        // The engine forgets a tournament some time after its end; the archive says it
+        // is over, which is what its player needs to hear.
+        Err(CoreError::Engine(triad_engine::EngineError::UnknownTournament)) => {
+            let ended = match id {
+                Some(id) => state.store.ended_tournament(id).await?,
+                None => None,
+            };
+            return Err(ended
+                .map_or(unknown, |t| triad_engine::EngineError::TournamentClosed {
+                    phase: t.phase,
+                })
+                .into());
+        }
+        result => result?,
+    };
     let id = id.or_else(|| {
         receipt
             .events
             .iter()
             .find_map(triad_engine::Event::tournament_id)
     });
-    let engine = state.core.read().await;
-    let tournament = id
-        .and_then(|id| engine.tournament(id))
-        .ok_or(triad_engine::EngineError::UnknownTournament)?;
+    let held = {
+        let engine = state.core.read().await;
+        id.and_then(|id| engine.tournament(id))
+            .map(TournamentSummary::new)
+    };
+    // A duplicate of a command on a tournament forgotten since: the archive has it.
+    let tournament = match (held, id) {
+        (Some(summary), _) => summary,
+        (None, Some(id)) => state
+            .store
+            .ended_tournament(id)
+            .await?
+            .map(|t| TournamentSummary::new(&t))
+            .ok_or(unknown)?,
+        (None, None) => return Err(unknown.into()),
+    };
     let status = if receipt.duplicate.is_some() {
         StatusCode::OK
     } else {
@@ -603,7 +632,7 @@ async fn run(
     Ok((
         status,
         Json(TournamentReceipt {
-            tournament: TournamentSummary::new(tournament),
+            tournament,
             events: receipt.events,
             duplicate: receipt.duplicate.is_some(),
         }),
