@@ -154,12 +154,12 @@ pub struct Config {
     /// value it first opened with.
     #[serde(default = "first_event")]
     pub swept_by_clock_from_seq: u64,
-    /// The first event of the log whose ending of a tournament (finished or cancelled)
-    /// lets the clock forget it after [`finished_retention_ms`](Config::finished_retention_ms).
-    /// A tournament that ended before it ended when the store kept no archive of
-    /// tournaments, so it stays in memory, the one place that holds it; one, the default,
-    /// is a log whose every tournament is archived when it ends. A database keeps the value
-    /// it first opened with.
+    /// The first event of the log from which a tournament that ends (finished or
+    /// cancelled) is forgotten after [`finished_retention_ms`](Config::finished_retention_ms),
+    /// the store's archive holding it. One that ended by an earlier event ended while the
+    /// store kept no such archive, so it stays in memory, the one place that holds it. One,
+    /// the default, is a log whose every tournament was archived as it ended. A database
+    /// keeps the value it first opened with.
     #[serde(default = "first_event")]
     pub tournaments_archived_from_seq: u64,
 }

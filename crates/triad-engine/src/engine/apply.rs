@@ -583,8 +583,8 @@ impl Engine {
         }
     }
 
-    /// Whether `t` ended and is past the retention window at `now` (dropped at the clock's
-    /// next sweep, if it is still in memory), and archived, so forgotten then.
+    /// Whether `t` ended, is archived, and is past the retention window at `now`: so it
+    /// is forgotten at the clock's next sweep, if it is still in memory.
     pub(super) fn tournament_past_retention(&self, t: &Tournament, now: u64) -> bool {
         t.ended_ms.is_some_and(|ended_ms| {
             self.past_retention_since(ended_ms, now)
