@@ -146,28 +146,18 @@ pub async fn start(mut settings: Settings) -> Result<Running, ServeError> {
     // replay as they were written: the first event the clock sweeps for is kept, the next
     // one's when this database was first opened by a version whose clock sweeps.
     let first_unwritten = store.head_seq().await? + 1;
-    let swept_by_clock_from_seq: u64 = store
-        .setting_or_insert("swept_by_clock_from_seq", &first_unwritten.to_string())
-        .await?
-        .parse()
-        .map_err(|_| {
-            ServeError::Settings("the stored swept_by_clock_from_seq is not a number".into())
-        })?;
+    let from_seq = async |name: &str| -> Result<u64, ServeError> {
+        store
+            .setting_or_insert(name, &first_unwritten.to_string())
+            .await?
+            .parse()
+            .map_err(|_| ServeError::Settings(format!("the stored {name} is not a number")))
+    };
+    let mut config = settings.engine_config(seed);
+    config.swept_by_clock_from_seq = from_seq("swept_by_clock_from_seq").await?;
     // Likewise the tournaments that ended before the store archived them stay in memory,
     // the one place that holds them: the archive is written from the next event on.
-    let tournaments_archived_from_seq: u64 = store
-        .setting_or_insert(
-            "tournaments_archived_from_seq",
-            &first_unwritten.to_string(),
-        )
-        .await?
-        .parse()
-        .map_err(|_| {
-            ServeError::Settings("the stored tournaments_archived_from_seq is not a number".into())
-        })?;
-    let mut config = settings.engine_config(seed);
-    config.swept_by_clock_from_seq = swept_by_clock_from_seq;
-    config.tournaments_archived_from_seq = tournaments_archived_from_seq;
+    config.tournaments_archived_from_seq = from_seq("tournaments_archived_from_seq").await?;
     let engine = store.load_engine(config).await?;
     // When the service was last alive, read before this node beats (`core::outage`).
     let heartbeat = store.heartbeat().await?;

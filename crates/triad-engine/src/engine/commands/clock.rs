@@ -56,16 +56,20 @@ impl Engine {
             .idempotency_order
             .first()
             .map(|&(at_ms, ..)| at_ms.saturating_add(self.config.idempotency_window_ms));
-        let matches = self.finished_order.first().map(|&(ended_ms, _)| {
+        // Strictly past the retention window: the first instant after it.
+        let past_retention = |ended_ms: u64| {
             ended_ms
                 .saturating_add(self.config.finished_retention_ms)
                 .saturating_add(1)
-        });
-        let tournaments = self.ended_tournaments.first().map(|&(ended_ms, _)| {
-            ended_ms
-                .saturating_add(self.config.finished_retention_ms)
-                .saturating_add(1)
-        });
+        };
+        let matches = self
+            .finished_order
+            .first()
+            .map(|&(ended, _)| past_retention(ended));
+        let tournaments = self
+            .ended_tournaments
+            .first()
+            .map(|&(ended, _)| past_retention(ended));
         let earliest = idempotency
             .into_iter()
             .chain(matches)
