@@ -346,3 +346,29 @@ test('the owner creates a staked arena from the form; a player enters, pauses, l
   assert.deepEqual(errors.filter((e) => !/status of (422|409)/.test(e)), []);
   assert.equal(errors.length, 2, errors.join('\n'));
 });
+
+test('a tournament page whose read failed reads again by itself', async () => {
+  const created = await server.request(
+    'POST',
+    '/api/tournaments',
+    { name: 'Retry cup', game: 'tic-tac-toe', format: 'arena', minutes: 10, starts_in_seconds: 600 },
+    server.ownerToken,
+  );
+  const id = created.tournament.id;
+  const page = await newPage(browser, server);
+  // The page's first reads of the view fail (its own, and any an event or the login
+  // asks for); no event of the tournament follows.
+  let refused = 0;
+  await page.route(`**/api/tournaments/${id}?*`, async (route) => {
+    if (refused < 3) {
+      refused++;
+      await route.abort();
+    } else {
+      await route.continue();
+    }
+  });
+  await page.goto(`/tournament/${id}`);
+  await page.locator('.page-title', { hasText: 'Retry cup' }).waitFor({ timeout: 10_000 });
+  assert.equal(refused, 3);
+  await page.close();
+});

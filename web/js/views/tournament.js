@@ -41,6 +41,9 @@ const record = (s) => `${s.wins}/${s.draws}/${s.losses}${s.byes ? ` +${s.byes} b
 /** @param {EntrantView} p */
 const label = (p) => playerLabel(p.address, { profile: { name: p.name, bot: p.bot } });
 
+/** How long after a failed read the page reads again, in ms. */
+const RETRY_MS = 2_000;
+
 /**
  * @param {HTMLElement} root
  * @param {{ params: Record<string, string> }} ctx
@@ -74,6 +77,8 @@ export function mount(root, ctx) {
     ),
   );
 
+  let refetchTimer = 0;
+  let left = false;
   const read = newestOnly();
   async function load() {
     const me = myAddress();
@@ -89,6 +94,12 @@ export function mount(root, ctx) {
       // A read older than the one drawn failed: what is drawn is newer than that failure.
       if (!newest()) return;
       error = e instanceof Error ? e.message : String(e);
+      // The page reads again only on the tournament's next event, and after its last
+      // (its end, its prizes) none comes: so a failed read is tried again by itself.
+      if (!left) {
+        window.clearTimeout(refetchTimer);
+        refetchTimer = window.setTimeout(load, RETRY_MS);
+      }
     }
     render();
   }
@@ -292,7 +303,6 @@ export function mount(root, ctx) {
   }
 
   const stopTicker = every(renderClock);
-  let refetchTimer = 0;
   const refetchSoon = () => {
     window.clearTimeout(refetchTimer);
     refetchTimer = window.setTimeout(load, 120);
@@ -309,6 +319,7 @@ export function mount(root, ctx) {
   render();
   load();
   return () => {
+    left = true;
     stop();
     stopSession();
     stopTicker();
