@@ -290,6 +290,22 @@ impl Command {
             Command::ResumeClocks { .. } => "resume_clocks",
         }
     }
+
+    /// The match the command names, for those that act on one.
+    #[must_use]
+    pub fn match_id(&self) -> Option<MatchId> {
+        match *self {
+            Command::AcceptChallenge { match_id, .. }
+            | Command::DeclineChallenge { match_id }
+            | Command::Cancel { match_id }
+            | Command::Move { match_id, .. }
+            | Command::Forfeit { match_id }
+            | Command::ClaimTimeout { match_id }
+            | Command::Abort { match_id }
+            | Command::Rematch { match_id } => Some(match_id),
+            _ => None,
+        }
+    }
 }
 
 /// A player's Ed25519 signature of one move: the public key (whose Sui address must be the

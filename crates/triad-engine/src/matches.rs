@@ -4,7 +4,7 @@ use arrayvec::ArrayVec;
 use serde::{Deserialize, Serialize};
 use triad_rules::{AnyGame, CellSet, GameKind, Move, Player};
 
-use crate::{Address, Config, EndReason, MatchId, Origin, Seat, StartChoice};
+use crate::{Address, Command, Config, EndReason, EngineError, MatchId, Origin, Seat, StartChoice};
 
 /// Where a match is in its life (the Shoehive tutorial's table states).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -166,6 +166,133 @@ impl Match {
         Player::BOTH
             .into_iter()
             .find(|p| seats[p.index()] == Seat::Human(address))
+    }
+
+    /// The seat `actor` plays from, for a command that acts on a match being played
+    /// (a forfeit, an abort, a timeout claim; a move, once it is not a repeat): refused while
+    /// it waits for an opponent, to anyone not seated, and once it is over.
+    ///
+    /// # Errors
+    /// [`NotInPlay`](EngineError::NotInPlay) to the waiting host,
+    /// [`NotAPlayer`](EngineError::NotAPlayer) to anyone else not seated, and
+    /// [`GameOver`](triad_rules::MoveError::GameOver) once it has ended.
+    pub fn seat_in_play(&self, actor: Address) -> Result<Player, EngineError> {
+        if self.phase == Phase::Waiting {
+            return Err(if self.host == actor {
+                EngineError::NotInPlay
+            } else {
+                EngineError::NotAPlayer
+            });
+        }
+        let player = self.player_of(actor).ok_or(EngineError::NotAPlayer)?;
+        if self.phase == Phase::Finished {
+            return Err(triad_rules::MoveError::GameOver.into());
+        }
+        Ok(player)
+    }
+
+    /// The challenge `actor` may answer (accept or decline): one addressed to them, still
+    /// waiting.
+    ///
+    /// # Errors
+    /// [`NotYourChallenge`](EngineError::NotYourChallenge) when it is no challenge or not
+    /// theirs; once it has ended, [`ChallengeExpired`](EngineError::ChallengeExpired) if it
+    /// expired and [`NotWaiting`](EngineError::NotWaiting) otherwise.
+    pub fn challenge_for(&self, actor: Address) -> Result<Challenge, EngineError> {
+        let challenge = self
+            .challenge
+            .filter(|c| c.opponent == actor)
+            .ok_or(EngineError::NotYourChallenge)?;
+        if self.phase != Phase::Waiting {
+            return Err(match self.result {
+                Some(r) if r.reason == EndReason::Expired => EngineError::ChallengeExpired,
+                _ => EngineError::NotWaiting,
+            });
+        }
+        Ok(challenge)
+    }
+
+    /// Whether `actor` may cancel the match's wait (its deadline aside): its host, while it
+    /// waits.
+    ///
+    /// # Errors
+    /// [`NotYourChallenge`](EngineError::NotYourChallenge) to a challenge's opponent,
+    /// [`NotAPlayer`](EngineError::NotAPlayer) to anyone else but the host, and
+    /// [`NotWaiting`](EngineError::NotWaiting) once it no longer waits.
+    pub fn cancellable_by(&self, actor: Address) -> Result<(), EngineError> {
+        if self.host != actor {
+            return Err(match self.challenge {
+                Some(c) if c.opponent == actor => EngineError::NotYourChallenge,
+                _ => EngineError::NotAPlayer,
+            });
+        }
+        if self.phase != Phase::Waiting {
+            return Err(EngineError::NotWaiting);
+        }
+        Ok(())
+    }
+
+    /// The seat `actor` would offer or accept a rematch from (what the rest of the engine
+    /// holds aside: their own offer, both players' balances and other matches): a player of
+    /// a match played to its end, not a tournament's, with no rematch made yet.
+    ///
+    /// # Errors
+    /// [`RematchUnavailable`](EngineError::RematchUnavailable) to those it concerned when it
+    /// never was played or has its rematch already, [`NotAPlayer`](EngineError::NotAPlayer)
+    /// to anyone else, and [`TournamentGame`](EngineError::TournamentGame) for a
+    /// tournament's game.
+    pub fn rematch_seat(&self, actor: Address) -> Result<Player, EngineError> {
+        let played = self.result.is_some_and(|r| r.reason.was_played());
+        // The host of a wait or challenge that never started (and the challenged player)
+        // took part: they learn there is no rematch, not that they are strangers.
+        let invited = self.challenge.is_some_and(|c| c.opponent == actor);
+        if !played && (self.involves(actor) || invited) {
+            return Err(EngineError::RematchUnavailable);
+        }
+        let player = self.player_of(actor).ok_or(EngineError::NotAPlayer)?;
+        if let Origin::Tournament { .. } = self.origin {
+            return Err(EngineError::TournamentGame);
+        }
+        if !played || self.rematch.is_some() {
+            return Err(EngineError::RematchUnavailable);
+        }
+        Ok(player)
+    }
+
+    /// What a command naming this match is told once the match has ended and left the
+    /// engine's memory (past [`Config::finished_retention_ms`]; the server reads it back from
+    /// its archive): what it was told while the match was in memory, but for the two
+    /// answers that need the engine's memory of it. A repeat of the match's move is refused
+    /// as [`GameOver`](triad_rules::MoveError::GameOver), no longer answered as the
+    /// original (a retry's window is the retention's), and a rematch is
+    /// [`RematchUnavailable`](EngineError::RematchUnavailable). `None` when the command does
+    /// not name this match, or the match has not ended.
+    #[must_use]
+    pub fn refusal_once_forgotten(&self, actor: Address, command: &Command) -> Option<EngineError> {
+        use Command as C;
+        if self.phase != Phase::Finished || command.match_id() != Some(self.id) {
+            return None;
+        }
+        let refusal = match command {
+            C::Move { .. } | C::Forfeit { .. } | C::ClaimTimeout { .. } | C::Abort { .. } => {
+                self.seat_in_play(actor).err()
+            }
+            C::AcceptChallenge { .. } | C::DeclineChallenge { .. } => {
+                self.challenge_for(actor).err()
+            }
+            C::Cancel { .. } => self.cancellable_by(actor).err(),
+            C::Rematch { .. } => Some(
+                self.rematch_seat(actor)
+                    .err()
+                    .unwrap_or(EngineError::RematchUnavailable),
+            ),
+            _ => None,
+        };
+        debug_assert!(
+            refusal.is_some(),
+            "an ended match refuses every command on it"
+        );
+        refusal
     }
 
     /// Whether `address` takes part: seated, or the waiting host.

@@ -25,10 +25,10 @@ use std::{
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use triad_engine::{
-    Account, Address, Command, Config, EndReason, Engine, EngineError, Entry, Envelope, Event,
-    EventKind, Format, IdempotencyKey, Level, MatchId, PayoutRules, Phase, Receipt, RematchStart,
-    Seat, StartChoice, Terms, Tournament, TournamentId, TournamentPhase, TournamentSpec,
-    TransferReason, tournament::EntrantStatus,
+    Account, Address, Command, Config, Duplicate, EndReason, Engine, EngineError, Entry, Envelope,
+    Event, EventKind, Format, IdempotencyKey, Level, MatchId, PayoutRules, Phase, Receipt,
+    RematchStart, Seat, StartChoice, Terms, Tournament, TournamentId, TournamentPhase,
+    TournamentSpec, TransferReason, tournament::EntrantStatus,
 };
 use triad_rules::{Cell, GameKind, Mark, Player};
 use triad_solver::puzzles::{self, PuzzleId};
@@ -1001,9 +1001,17 @@ fn simulate(
     let mut player_aborts = 0u64;
     let mut crossed = 0u64;
     let mut resumed = 0u64;
+    let mut on_ended_matches = 0u64;
 
     for index in 0..commands {
         let envelope = generator.next(&engine);
+        // What the command would be told were its ended match forgotten, to set beside
+        // what the engine tells it while the match is in memory.
+        let once_forgotten = envelope
+            .command
+            .match_id()
+            .and_then(|id| engine.match_(id))
+            .and_then(|m| m.refusal_once_forgotten(envelope.actor, &envelope.command));
         let outcome = catch_unwind(AssertUnwindSafe(|| engine.execute(&envelope)));
         let fail = |what: String| -> ! {
             panic!(
@@ -1014,6 +1022,13 @@ fn simulate(
         };
         let result = outcome.unwrap_or_else(|_| fail("the engine panicked".into()));
         *tally.entry(envelope.command.name()).or_default() += 1;
+        if let Some(expected) = once_forgotten {
+            match forgotten_agrees(&envelope.command, expected, &result) {
+                Ok(true) => on_ended_matches += 1,
+                Ok(false) => {}
+                Err(what) => fail(what),
+            }
+        }
         match &result {
             Ok(receipt) => {
                 if let Err(e) = model.audit_batch(&receipt.events, &engine) {
@@ -1057,6 +1072,11 @@ fn simulate(
         }
     }
     println!("commands: {tally:?}");
+    println!("commands on ended matches answered as once forgotten: {on_ended_matches}");
+    assert!(
+        on_ended_matches > commands / 2_000,
+        "seed {seed}: only {on_ended_matches} commands named an ended match; the generator needs tuning"
+    );
     println!("refusals by code: {refusals:?}");
     println!(
         "endings: {endings:?}; aborted by a player: {player_aborts}; crossed acceptances: {crossed}; \
@@ -1074,6 +1094,50 @@ fn simulate(
         crossed,
         rated_attempts: model.rated_attempts.len(),
         resumed,
+    }
+}
+
+/// Whether a command on an ended match was told, while the match was in memory, what
+/// [`triad_engine::Match::refusal_once_forgotten`] tells it once the match is forgotten (`Ok(true)`), or
+/// one of the answers that needs the engine's memory of the match (`Ok(false)`): a repeated
+/// move's original answer, a repeat under an idempotency key, or a rematch offered or refused for what lies outside the match
+/// (the actor's own offer, balances, other matches). The engine's own `UnknownMatch`, for a
+/// match past its retention not yet swept, is the forgotten case itself (`Ok(false)`).
+fn forgotten_agrees(
+    command: &Command,
+    expected: EngineError,
+    live: &Result<Receipt, EngineError>,
+) -> Result<bool, String> {
+    let rematch = matches!(command, Command::Rematch { .. });
+    match live {
+        Err(EngineError::UnknownMatch) => Ok(false),
+        // A repeat under the same idempotency key is answered from the keys, which outlast
+        // the match or not by their own window.
+        Ok(Receipt {
+            duplicate: Some(Duplicate::Command { .. }),
+            ..
+        }) => Ok(false),
+        Err(EngineError::IdempotencyKeyReused) => Ok(false),
+        Err(e) if *e == expected => Ok(true),
+        Err(
+            EngineError::RematchAlreadyOffered
+            | EngineError::AlreadyInMatch { .. }
+            | EngineError::InsufficientBalance { .. }
+            | EngineError::OpponentBusy
+            | EngineError::OpponentCannotAfford,
+        ) if rematch && expected == EngineError::RematchUnavailable => Ok(false),
+        Ok(_) if rematch && expected == EngineError::RematchUnavailable => Ok(false),
+        Ok(receipt)
+            if matches!(command, Command::Move { .. })
+                && receipt.duplicate.is_some()
+                && expected == triad_rules::MoveError::GameOver.into() =>
+        {
+            Ok(false)
+        }
+        other => Err(format!(
+            "on an ended match in memory the engine answered {other:?}; once forgotten it \
+             would be {expected:?}"
+        )),
     }
 }
 

@@ -115,18 +115,7 @@ impl Engine {
         now: u64,
     ) -> Result<(&Match, Player), EngineError> {
         let m = self.get(id, now)?;
-        if m.phase == Phase::Waiting {
-            return Err(if m.host == actor {
-                EngineError::NotInPlay
-            } else {
-                EngineError::NotAPlayer
-            });
-        }
-        let player = m.player_of(actor).ok_or(EngineError::NotAPlayer)?;
-        if m.phase == Phase::Finished {
-            return Err(triad_rules::MoveError::GameOver.into());
-        }
-        Ok((m, player))
+        Ok((m, m.seat_in_play(actor)?))
     }
 
     pub(in crate::engine) fn forfeit(
@@ -206,20 +195,7 @@ impl Engine {
         b: &mut Batch,
     ) -> Result<(), EngineError> {
         let m = self.get(id, b.now)?;
-        let played = m.result.is_some_and(|r| r.reason.was_played());
-        // The host of a wait or challenge that never started (and the challenged player)
-        // took part: they learn there is no rematch, not that they are strangers.
-        let invited = m.challenge.is_some_and(|c| c.opponent == actor);
-        if !played && (m.involves(actor) || invited) {
-            return Err(EngineError::RematchUnavailable);
-        }
-        let player = m.player_of(actor).ok_or(EngineError::NotAPlayer)?;
-        if let Origin::Tournament { .. } = m.origin {
-            return Err(EngineError::TournamentGame);
-        }
-        if !played || m.rematch.is_some() {
-            return Err(EngineError::RematchUnavailable);
-        }
+        let player = m.rematch_seat(actor)?;
         if m.rematch_offer == Some(player) {
             return Err(EngineError::RematchAlreadyOffered);
         }

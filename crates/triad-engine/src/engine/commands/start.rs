@@ -4,8 +4,8 @@ use triad_rules::{CellSet, GameKind, Player};
 
 use crate::engine::{Batch, Engine};
 use crate::{
-    Address, Challenge, EndReason, EngineError, EventKind, Level, Match, MatchId, Origin, Phase,
-    Seat, StartChoice, Terms,
+    Address, Challenge, EndReason, EngineError, EventKind, Level, Match, MatchId, Origin, Seat,
+    StartChoice, Terms,
 };
 
 impl Engine {
@@ -50,18 +50,7 @@ impl Engine {
         now: u64,
     ) -> Result<(&Match, Challenge), EngineError> {
         let m = self.get(id, now)?;
-        let Some(challenge) = m.challenge else {
-            return Err(EngineError::NotYourChallenge);
-        };
-        if challenge.opponent != actor {
-            return Err(EngineError::NotYourChallenge);
-        }
-        if m.phase != Phase::Waiting {
-            return Err(match m.result {
-                Some(r) if r.reason == EndReason::Expired => EngineError::ChallengeExpired,
-                _ => EngineError::NotWaiting,
-            });
-        }
+        let challenge = m.challenge_for(actor)?;
         Ok((m, challenge))
     }
 
@@ -197,15 +186,7 @@ impl Engine {
         b: &mut Batch,
     ) -> Result<(), EngineError> {
         let m = self.get(id, b.now)?;
-        if m.host != actor {
-            return Err(match m.challenge {
-                Some(c) if c.opponent == actor => EngineError::NotYourChallenge,
-                _ => EngineError::NotAPlayer,
-            });
-        }
-        if m.phase != Phase::Waiting {
-            return Err(EngineError::NotWaiting);
-        }
+        m.cancellable_by(actor)?;
         let allowed_at = m.cancel_allowed_at_ms(&self.config);
         if b.now < allowed_at {
             return Err(EngineError::WaitNotOver {
