@@ -255,6 +255,85 @@ async fn the_ticker_sweeps_a_finished_match_from_memory_once_its_retention_is_ov
     assert_eq!(server.match_(id).await["outcome"]["reason"], "win");
 }
 
+#[tokio::test]
+async fn a_command_on_a_match_forgotten_since_it_ended_is_told_it_ended() {
+    let server = Server::start_with(|a| a.finished_retention_ms = Some(1_000)).await;
+    let (alice, bob) = funded_pair(&server, 1_000).await;
+    let carol = server.user().await;
+    let id = server.challenge_accepted(&alice, &bob, 100).await;
+    server.x_wins(&alice, &bob, id).await.expect(201);
+    let balances = [server.balance(&alice).await, server.balance(&bob).await];
+    // What each is told, the same while the match is in memory and once it is forgotten.
+    let refused = || async {
+        server
+            .play(&bob, id, 6, 8, "O")
+            .await
+            .expect_error(409, 0, "game_over");
+        server
+            .play(&carol, id, 6, 8, "O")
+            .await
+            .expect_error(403, 101, "not_a_player");
+        for path in ["forfeit", "claim-timeout"] {
+            server
+                .post(&format!("/api/matches/{id}/{path}"))
+                .auth(&bob)
+                .send()
+                .await
+                .expect_error(409, 0, "game_over");
+        }
+        for (who, path) in [(&bob, "accept"), (&alice, "withdraw")] {
+            server
+                .post(&format!("/api/challenges/{id}/{path}"))
+                .auth(who)
+                .send()
+                .await
+                .expect_error(409, 107, "not_waiting");
+        }
+        for (who, path) in [(&alice, "accept"), (&bob, "withdraw")] {
+            server
+                .post(&format!("/api/challenges/{id}/{path}"))
+                .auth(who)
+                .send()
+                .await
+                .expect_error(403, 108, "not_your_challenge");
+        }
+    };
+    refused().await;
+    server.advance(Engine::SWEEP_EVERY_MS + 1_000).await;
+    eventually("the ticker to sweep the match", || async {
+        server
+            .state()
+            .core
+            .read()
+            .await
+            .match_(MatchId(id))
+            .is_none()
+    })
+    .await;
+    refused().await;
+    // What needed the match in memory: the winning move's repeat was answered as the
+    // original, and a rematch could be offered; now the game is over, and no rematch.
+    server
+        .play(&alice, id, 5, 2, "X")
+        .await
+        .expect_error(409, 0, "game_over");
+    server
+        .post(&format!("/api/matches/{id}/rematch"))
+        .auth(&alice)
+        .send()
+        .await
+        .expect_error(409, 117, "rematch_unavailable");
+    // A match that never was is still unknown; nothing moved any money.
+    server
+        .play(&bob, id + 1_000, 1, 0, "X")
+        .await
+        .expect_error(404, 100, "unknown_match");
+    assert_eq!(
+        [server.balance(&alice).await, server.balance(&bob).await],
+        balances
+    );
+}
+
 // ----- the queue -----------------------------------------------------------------------
 
 #[tokio::test]

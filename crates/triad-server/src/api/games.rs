@@ -8,10 +8,13 @@ use axum::{
 };
 use serde::{Deserialize, Serialize};
 use triad_engine::{
-    Address, Command, Level, MatchId, MoveSignature, Phase, Ranking, Receipt, StartChoice,
+    Address, Command, EngineError, Level, MatchId, MoveSignature, Phase, Ranking, Receipt,
+    StartChoice,
 };
 use triad_rules::{GameKind, Mark, Player};
 use utoipa::{IntoParams, ToSchema};
+
+use crate::core::CoreError;
 
 use super::{
     ApiJson, ApiState, Authed,
@@ -161,8 +164,34 @@ pub(crate) async fn execute_for_ack(
     command: Command,
     focus: Option<MatchId>,
 ) -> Result<CommandAck, ApiError> {
-    let receipt = state.core.execute(actor, command, None).await?;
+    let receipt = execute(state, actor, command, None).await?;
     Ok(CommandAck::new(&receipt, answered_match(&receipt, focus)))
+}
+
+/// Runs `command` for `actor`. The engine forgets a match some time after its end
+/// ([`Config::finished_retention_ms`](triad_engine::Config::finished_retention_ms)); a
+/// command naming one is then told, from the archive, what it was told while the match was
+/// in memory ([`Match::refusal_once_forgotten`](triad_engine::Match::refusal_once_forgotten)),
+/// not that no match has that id.
+async fn execute(
+    state: &ApiState,
+    actor: Address,
+    command: Command,
+    key: Option<triad_engine::IdempotencyKey>,
+) -> Result<Receipt, ApiError> {
+    let named = command.match_id();
+    let refusal = match state.core.execute(actor, command.clone(), key).await {
+        Err(CoreError::Engine(EngineError::UnknownMatch)) => match named {
+            Some(id) => state
+                .store
+                .match_(id)
+                .await?
+                .and_then(|m| m.refusal_once_forgotten(actor, &command)),
+            None => None,
+        },
+        result => return Ok(result?),
+    };
+    Err(refusal.unwrap_or(EngineError::UnknownMatch).into())
 }
 
 /// The reply to a command: `Prefer: return=minimal` gets the short form, without reading
@@ -230,7 +259,7 @@ pub(crate) async fn run(
     focus: Option<MatchId>,
 ) -> Result<CommandReply, ApiError> {
     let key = idempotency_key(headers)?;
-    let receipt: Receipt = state.core.execute(actor, command, key).await?;
+    let receipt = execute(state, actor, command, key).await?;
     reply(state, headers, receipt, focus).await
 }
 
@@ -711,16 +740,10 @@ pub async fn rematch(
     Path(id): Path<u64>,
 ) -> Result<impl IntoResponse, ApiError> {
     let key = idempotency_key(&headers)?;
-    let receipt = state
-        .core
-        .execute(
-            me,
-            Command::Rematch {
-                match_id: MatchId(id),
-            },
-            key,
-        )
-        .await?;
+    let command = Command::Rematch {
+        match_id: MatchId(id),
+    };
+    let receipt = execute(&state, me, command, key).await?;
     // Answer with the new match when one started, else the old one with the offer. A
     // repeat (same idempotency key) changed nothing: 200, as for every other command.
     let started = receipt.events.iter().find_map(|e| match e.kind {
