@@ -1098,11 +1098,12 @@ fn simulate(
 }
 
 /// Whether a command on an ended match was told, while the match was in memory, what
-/// [`triad_engine::Match::refusal_once_forgotten`] tells it once the match is forgotten (`Ok(true)`), or
-/// one of the answers that needs the engine's memory of the match (`Ok(false)`): a repeated
-/// move's original answer, a repeat under an idempotency key, or a rematch offered or refused for what lies outside the match
-/// (the actor's own offer, balances, other matches). The engine's own `UnknownMatch`, for a
-/// match past its retention not yet swept, is the forgotten case itself (`Ok(false)`).
+/// [`triad_engine::Match::refusal_once_forgotten`] tells it once the match is forgotten
+/// (`Ok(true)`), or one of the answers that needs the engine's memory of the match
+/// (`Ok(false)`): a repeated move's original answer, a repeat under an idempotency key, or a
+/// rematch offered or refused for what lies outside the match (the actor's own offer,
+/// balances, other matches). The engine's own `UnknownMatch`, for a match past its retention
+/// not yet swept, is the forgotten case itself (`Ok(false)`).
 fn forgotten_agrees(
     command: &Command,
     expected: EngineError,

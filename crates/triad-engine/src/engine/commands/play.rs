@@ -6,8 +6,8 @@ use triad_solver::Strength;
 
 use crate::engine::{Batch, Duplicate, Engine};
 use crate::{
-    Address, EndReason, EngineError, EventKind, Level, Match, MatchId, MoveSignature, Origin,
-    Phase, Seat, config::RematchStart, matches::DeadlineKind,
+    Address, EndReason, EngineError, EventKind, Level, Match, MatchId, MoveSignature, Origin, Seat,
+    config::RematchStart, matches::DeadlineKind,
 };
 
 impl Engine {
@@ -21,26 +21,19 @@ impl Engine {
         b: &mut Batch,
     ) -> Result<Option<Duplicate>, EngineError> {
         let m = self.get(id, b.now)?;
-        if m.phase == Phase::Waiting {
-            return Err(if m.host == actor {
-                EngineError::NotInPlay
-            } else {
-                EngineError::NotAPlayer
-            });
-        }
-        let player = m.player_of(actor).ok_or(EngineError::NotAPlayer)?;
         let plies = m.seq();
-        // A repeat of a move already applied returns the original result.
-        if (1..=plies).contains(&seq) {
+        // A repeat of a move already applied returns the original result, even once the
+        // match has ended (a waiting match has no seats, so no repeats).
+        if let Some(player) = m.player_of(actor)
+            && (1..=plies).contains(&seq)
+        {
             let earlier = m.moves[usize::from(seq - 1)];
             let earlier_player = Player::to_move_after(u32::from(seq - 1));
             if earlier.cell.index() == cell && earlier.mark == mark && earlier_player == player {
                 return Ok(Some(Duplicate::Move { match_id: id, seq }));
             }
         }
-        if m.phase == Phase::Finished {
-            return Err(triad_rules::MoveError::GameOver.into());
-        }
+        let player = m.seat_in_play(actor)?;
         let expected = plies + 1;
         if seq < expected {
             return Err(EngineError::StaleSeq { expected });
