@@ -2,35 +2,26 @@
 
 use super::*;
 
-/// The server's test suites that run a second time on PostgreSQL (`TRIAD_TEST_BACKEND`),
-/// and the binary's tests that drive several nodes on it.
+/// The server's test modules that run a second time on PostgreSQL (`TRIAD_TEST_BACKEND`):
+/// the one test binary of the server, with its modules as filters.
 /// `--workspace`, not `-p`: the same features as the first run, so nothing is rebuilt.
 pub(crate) const POSTGRES_SUITES: &[&str] = &[
     "--workspace",
     "--test",
-    "a2a",
-    "--test",
-    "api",
-    "--test",
-    "apps",
-    "--test",
-    "auth",
-    "--test",
-    "errors",
-    "--test",
-    "mcp",
-    "--test",
-    "profiles",
-    "--test",
-    "security",
-    "--test",
-    "system",
-    "--test",
-    "tournaments",
-    "--test",
-    "transcript",
-    "--test",
-    "web",
+    "server",
+    "--",
+    "a2a::",
+    "api::",
+    "apps::",
+    "auth::",
+    "errors::",
+    "mcp::",
+    "profiles::",
+    "security::",
+    "system::",
+    "tournaments::",
+    "transcript::",
+    "web::",
 ];
 
 pub(crate) fn postgres_suites(pg: &Postgres) -> Result<(), String> {
@@ -59,15 +50,20 @@ pub(crate) fn pg(args: &[String]) -> Result<(), String> {
         let env = pg.env();
         let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
         step_with(
-            "the cluster tests",
+            "the server's cluster tests",
+            &root(),
+            &env,
+            "cargo",
+            &["test", "--workspace", "--test", "server", "--", "cluster::"],
+        )?;
+        step_with(
+            "the binary's cluster tests",
             &root(),
             &env,
             "cargo",
             &[
                 "test",
                 "--workspace",
-                "--test",
-                "cluster",
                 "--test",
                 "server_cluster",
                 "--test",

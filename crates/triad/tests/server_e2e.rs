@@ -477,6 +477,12 @@ async fn a_reconnecting_client_catches_up_without_gaps_or_duplicates() {
         (3.0, 0.0),
         "{page}"
     );
+    // A node on SQLite has no cluster lock, so none of its metrics.
+    let cluster: Vec<&str> = page
+        .lines()
+        .filter(|l| !l.starts_with('#') && l.contains("triad_cluster_"))
+        .collect();
+    assert_eq!(cluster, Vec::<&str>::new(), "{page}");
 }
 
 /// The sum and count of a histogram (a Prometheus summary) on the metrics page.

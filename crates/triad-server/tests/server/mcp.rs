@@ -2,10 +2,9 @@
 //! refused move comes back as a tool error with the stable code, changing nothing. Spoken
 //! as an MCP client speaks it over streamable HTTP (a session opened with `initialize`).
 
-mod common;
-
-use common::{Resp, Server, User};
 use serde_json::{Value, json};
+
+use crate::common::{Resp, Server, User};
 
 const ACCEPT: &str = "application/json, text/event-stream";
 
@@ -38,8 +37,8 @@ impl<'a> Session<'a> {
             .post("/mcp")
             .auth(user)
             .header("accept", ACCEPT)
-            .header("host", common::DOMAIN)
-            .header("host", common::DOMAIN)
+            .header("host", crate::common::DOMAIN)
+            .header("host", crate::common::DOMAIN)
             .json(&json!({
                 "jsonrpc": "2.0", "id": 0, "method": "initialize",
                 "params": {
@@ -59,8 +58,8 @@ impl<'a> Session<'a> {
             .post("/mcp")
             .auth(user)
             .header("accept", ACCEPT)
-            .header("host", common::DOMAIN)
-            .header("host", common::DOMAIN)
+            .header("host", crate::common::DOMAIN)
+            .header("host", crate::common::DOMAIN)
             .header("mcp-session-id", &id)
             .header("mcp-protocol-version", "2025-11-25")
             .json(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
@@ -83,8 +82,8 @@ impl<'a> Session<'a> {
             .post("/mcp")
             .auth(self.user)
             .header("accept", ACCEPT)
-            .header("host", common::DOMAIN)
-            .header("host", common::DOMAIN)
+            .header("host", crate::common::DOMAIN)
+            .header("host", crate::common::DOMAIN)
             .header("mcp-session-id", &self.id)
             .header("mcp-protocol-version", "2025-11-25")
             .json(&json!({"jsonrpc": "2.0", "id": self.next, "method": method, "params": params}))
@@ -117,7 +116,7 @@ async fn mcp_needs_the_apis_login() {
     let r = server
         .post("/mcp")
         .header("accept", ACCEPT)
-        .header("host", common::DOMAIN)
+        .header("host", crate::common::DOMAIN)
         .json(&initialize)
         .send()
         .await;
@@ -127,7 +126,7 @@ async fn mcp_needs_the_apis_login() {
         .post("/mcp")
         .token("not-a-token")
         .header("accept", ACCEPT)
-        .header("host", common::DOMAIN)
+        .header("host", crate::common::DOMAIN)
         .json(&initialize)
         .send()
         .await;
@@ -148,7 +147,7 @@ async fn a_session_belongs_to_its_login() {
         .post("/mcp")
         .auth(&bob)
         .header("accept", ACCEPT)
-        .header("host", common::DOMAIN)
+        .header("host", crate::common::DOMAIN)
         .header("mcp-session-id", &session.id)
         .header("mcp-protocol-version", "2025-11-25")
         .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
@@ -288,7 +287,7 @@ async fn sessions_are_bounded_per_client_and_closing_one_frees_it() {
         .post("/mcp")
         .auth(&alice)
         .header("accept", ACCEPT)
-        .header("host", common::DOMAIN)
+        .header("host", crate::common::DOMAIN)
         .json(&initialize)
         .send()
         .await;
@@ -298,7 +297,7 @@ async fn sessions_are_bounded_per_client_and_closing_one_frees_it() {
     let r = server
         .delete("/mcp")
         .auth(&alice)
-        .header("host", common::DOMAIN)
+        .header("host", crate::common::DOMAIN)
         .header("mcp-session-id", &first.id)
         .header("mcp-protocol-version", "2025-11-25")
         .send()

@@ -1,14 +1,13 @@
 //! The database: reopening keeps everything; a schema newer than the binary is refused.
 
-mod common;
-
-use common::{Server, User, base_args, eventually};
 use serde_json::Value;
 use sqlx::{Connection as _, Row as _, SqliteConnection};
 use triad_server::{
     ServeError,
     store::{SCHEMA_VERSION, Store, StoreError},
 };
+
+use crate::common::{Server, User, base_args, eventually};
 
 fn sqlite_url(dir: &tempfile::TempDir) -> String {
     format!("sqlite://{}", dir.path().join("t.db").display())

@@ -1,13 +1,12 @@
 //! Challenge-response login, sessions, logout and `GET /api/me`.
 
-mod common;
-
-use common::{DOMAIN, Server, User, key};
 use serde_json::{Value, json};
 use triad_identity::{
     LoginMessage, MAX_CHALLENGE_LIFETIME_MS, SigningKey, address_of, format_address,
     format_timestamp, public_key_hex, sign_ed25519, sign_sui_personal_message,
 };
+
+use crate::common::{DOMAIN, Server, User, key};
 
 const DAY_MS: u64 = 86_400_000;
 
@@ -22,7 +21,7 @@ fn keys_of(body: &Value) -> Vec<&str> {
     keys
 }
 
-async fn login_body(server: &Server, body: &Value) -> common::Resp {
+async fn login_body(server: &Server, body: &Value) -> crate::common::Resp {
     server.post("/api/auth/login").json(body).send().await
 }
 
@@ -319,8 +318,10 @@ struct VectorSignature {
 #[tokio::test]
 async fn sui_sdk_vector_key_logs_in_to_its_sui_address() {
     // Made by the official Sui TypeScript SDK; see crates/triad-identity/tests/sui_vectors.rs.
-    let vectors: Vectors =
-        serde_json::from_str(include_str!("../../triad-identity/tests/sui_vectors.json")).unwrap();
+    let vectors: Vectors = serde_json::from_str(include_str!(
+        "../../../triad-identity/tests/sui_vectors.json"
+    ))
+    .unwrap();
     let server = Server::start().await;
     for vector in &vectors.keys {
         let secret: [u8; 32] = hex::decode(&vector.secret_key).unwrap().try_into().unwrap();

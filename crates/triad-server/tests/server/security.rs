@@ -1,10 +1,9 @@
 //! The security matrix: who may do what, with which token, and the rate limits.
 
-mod common;
-
 use axum::http::Method;
-use common::{Resp, Server, User};
 use serde_json::{Value, json};
+
+use crate::common::{Resp, Server, User};
 
 const DAY_MS: u64 = 86_400_000;
 
@@ -325,7 +324,7 @@ async fn every_protected_endpoint_refuses_missing_malformed_forged_revoked_and_e
                 "{method} {path} with a {label} token: {}",
                 r.text
             );
-            common::assert_error_shape(&r.body, &r.text);
+            crate::common::assert_error_shape(&r.body, &r.text);
         }
     }
     assert_eq!(

@@ -2,11 +2,10 @@
 //! puzzle without its solution, and attempts checked move by move, rated once per player
 //! and puzzle for a logged-in player and unrated for anyone else.
 
-mod common;
-
-use common::*;
 use serde_json::{Value, json};
 use triad_solver::puzzles::{self, DAY_MS, Goal, Puzzle};
+
+use crate::common::*;
 
 fn moves_json(line: &[triad_rules::Move]) -> Value {
     line.iter()

@@ -1,9 +1,7 @@
 //! Game review over the API: a finished match's analysis, any moves' analysis, the board
 //! as a picture, and the review page's link preview.
 
-mod common;
-
-use common::Server;
+use crate::common::Server;
 
 /// X 1, O 4 (a mistake: only the centre holds the draw), X 2, O 5 (the game is lost; this
 /// loses sooner), X 3.

@@ -1,14 +1,13 @@
 //! `GET /api/matches/{id}/notation` on a real server: a played match's record parses back
 //! to the match's moves and result.
 
-mod common;
-
-use common::Server;
 use serde_json::Value;
 use triad_engine::{
     EndReason, MatchId, Seat,
     notation::{self, GameResult},
 };
+
+use crate::common::Server;
 
 /// The moves of a match view as `(cell, mark)`.
 fn view_moves(m: &Value) -> Vec<(u8, String)> {

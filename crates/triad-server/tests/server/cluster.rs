@@ -4,11 +4,10 @@
 //! database, as separate `triad serve` processes do. Commands race through different nodes
 //! for real (`tokio::join!` on a multi-threaded runtime).
 
-mod common;
-
-use common::{Server, User, base_args, fresh_postgres_database, key};
 use serde_json::{Value, json};
 use triad_server::store::{SCHEMA_VERSION, Store, StoreError};
+
+use crate::common::{Server, User, base_args, fresh_postgres_database, key};
 
 /// `n` nodes on one fresh database.
 async fn cluster(n: usize) -> (Vec<Server>, String) {
@@ -287,7 +286,7 @@ async fn the_clusters_batches_cost_no_node_a_read_of_the_log() {
         a.deposit(&alice, 1).await;
     }
     let last = a.state().core.read().await.next_seq() - 1;
-    common::eventually("B to follow A's batches", || {
+    crate::common::eventually("B to follow A's batches", || {
         b.state().core.has_applied(last)
     })
     .await;
@@ -442,7 +441,7 @@ async fn a_deadline_fires_exactly_once_across_the_cluster() {
     );
     for node in &nodes {
         for alice in &challengers {
-            common::eventually("the challenges expire everywhere", || async {
+            crate::common::eventually("the challenges expire everywhere", || async {
                 node.balance(alice).await == 1_000
             })
             .await;

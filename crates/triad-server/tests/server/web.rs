@@ -1,10 +1,9 @@
 //! The web app's files and pages (served by the router's fallback) and the public
 //! analysis endpoint the app's computer uses.
 
-mod common;
-
 use axum::http::Method;
-use common::Server;
+
+use crate::common::Server;
 
 #[tokio::test]
 async fn the_app_is_served_at_its_pages_with_a_strict_policy() {

@@ -2,12 +2,11 @@
 //! checks (the chain, the signature, the moves by the rules, the money by the payout
 //! rules), and that every single-byte change to a transcript file is caught.
 
-mod common;
-
-use common::{Server, User};
 use serde_json::{Value, json};
 use triad_engine::EndReason;
 use triad_server::transcript::{self, Failure, Place, Transcript};
+
+use crate::common::{Server, User};
 
 async fn funded_pair(server: &Server, amount: u64) -> (User, User) {
     let (alice, bob) = (server.user().await, server.user().await);
@@ -102,7 +101,7 @@ async fn the_key_is_kept_with_the_database_and_a_transcript_is_the_same_after_a_
     let key = server_key(&server).await;
     let before = transcript_of(&server, id).await;
     let dir = server.stop().await;
-    let args = common::base_args(dir.path());
+    let args = crate::common::base_args(dir.path());
     let server = Server::start_in(dir, args).await;
     assert_eq!(server_key(&server).await, key);
     assert_eq!(transcript_of(&server, id).await, before);
@@ -183,7 +182,7 @@ async fn an_unfinished_match_has_no_transcript_yet_and_an_unknown_one_none() {
 fn assert_every_single_byte_change_is_caught(file: &[u8], key: &triad_identity::VerifyingKey) {
     transcript::verify(file, key).unwrap();
     let changes_of = |original: u8| -> Vec<u8> {
-        if common::on_postgres() {
+        if crate::common::on_postgres() {
             (0..8).map(|bit| original ^ (1 << bit)).collect()
         } else {
             (0..=u8::MAX).filter(|&b| b != original).collect()
@@ -488,10 +487,12 @@ async fn an_agents_game_s_signed_envelopes_are_in_its_transcript_and_checked() {
 /// verifier elsewhere is tested against.
 #[test]
 fn the_documented_examples_verify_with_their_key() {
-    let key: transcript::ServerKey =
-        serde_json::from_str(include_str!("../../../docs/transcript-examples/key.json")).unwrap();
+    let key: transcript::ServerKey = serde_json::from_str(include_str!(
+        "../../../../docs/transcript-examples/key.json"
+    ))
+    .unwrap();
     let key = key.key().unwrap();
-    let staked = include_str!("../../../docs/transcript-examples/staked.json");
+    let staked = include_str!("../../../../docs/transcript-examples/staked.json");
     let v = transcript::verify(staked.as_bytes(), &key).unwrap();
     assert_eq!(
         (v.reason, v.moves, v.stake, v.reserve),
@@ -499,7 +500,7 @@ fn the_documented_examples_verify_with_their_key() {
     );
     assert_eq!(v.payouts.len(), 1);
     assert!(v.transcript.messages.is_empty());
-    let agents = include_str!("../../../docs/transcript-examples/agents.json");
+    let agents = include_str!("../../../../docs/transcript-examples/agents.json");
     let v = transcript::verify(agents.as_bytes(), &key).unwrap();
     assert_eq!((v.reason, v.moves, v.signed_moves), (EndReason::Win, 5, 5));
     assert_eq!(v.transcript.messages.len(), 7);

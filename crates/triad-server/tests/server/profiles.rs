@@ -3,15 +3,14 @@
 //! with `"bot": true`, MCP and A2A), shown on the player's page, `/api/me` and the
 //! leaderboard. On PostgreSQL too (`TRIAD_TEST_BACKEND=postgres`).
 
-mod common;
-
 use axum::http::Method;
-use common::{Server, User, base_args, key};
 use serde_json::{Value, json};
 use triad_identity::{public_key_hex, sign_ed25519};
 use triad_server::profiles::{RENAME_WINDOW_MS, RENAMES_PER_WINDOW};
 
-async fn rename(server: &Server, user: &User, name: Value) -> common::Resp {
+use crate::common::{Server, User, base_args, key};
+
+async fn rename(server: &Server, user: &User, name: Value) -> crate::common::Resp {
     server
         .call(Method::PUT, "/api/me/name")
         .auth(user)
@@ -274,7 +273,7 @@ async fn an_agent_is_marked_a_bot_for_good() {
         .post("/mcp")
         .auth(&mcp)
         .header("accept", "application/json, text/event-stream")
-        .header("host", common::DOMAIN)
+        .header("host", crate::common::DOMAIN)
         .json(&json!({
             "jsonrpc": "2.0", "id": 0, "method": "initialize",
             "params": {

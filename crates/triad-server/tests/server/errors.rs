@@ -2,11 +2,10 @@
 //! unknown fields, wrong types, oversized bodies, unknown routes and methods, bad
 //! addresses, bad query parameters and bad path parameters.
 
-mod common;
-
 use axum::http::Method;
-use common::Server;
 use serde_json::json;
+
+use crate::common::Server;
 
 #[tokio::test]
 async fn unreadable_json_bodies_are_bad_requests() {
@@ -136,7 +135,7 @@ async fn a_smaller_configured_body_limit_is_enforced() {
 #[tokio::test]
 async fn unknown_routes_are_not_found() {
     let server = Server::start().await;
-    // `/` and the app's other pages serve the web app (tests/web.rs).
+    // `/` and the app's other pages serve the web app (`web.rs`).
     for path in [
         "/api",
         "/api/nothing",

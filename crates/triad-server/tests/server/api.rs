@@ -1,11 +1,10 @@
 //! Every capability endpoint: challenges, the queue, the computer, matches, players, the
 //! leaderboard, the ledger and idempotency keys.
 
-mod common;
-
-use common::{Server, User, eventually};
 use serde_json::{Value, json};
 use triad_engine::{Engine, MatchId};
+
+use crate::common::{Server, User, eventually};
 
 const WAIT_CANCEL_MS: u64 = 120_000;
 const MOVE_TIMEOUT_MS: u64 = 60_000;
@@ -1631,8 +1630,8 @@ async fn an_inbox_catch_up_looks_only_at_matches_that_can_still_have_events() {
     );
 
     let dir = server.stop().await;
-    let url = common::database_of(dir.path());
-    let url = if common::on_postgres() {
+    let url = crate::common::database_of(dir.path());
+    let url = if crate::common::on_postgres() {
         url
     } else {
         format!("sqlite://{url}")

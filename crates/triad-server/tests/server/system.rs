@@ -1,12 +1,11 @@
 //! The OpenAPI document covers every route; health, metrics and the dev clock.
 
-mod common;
-
 use std::collections::BTreeSet;
 
 use axum::http::Method;
-use common::Server;
 use serde_json::{Value, json};
+
+use crate::common::Server;
 
 /// Every route the server serves, written out by hand. Adding a route means adding it
 /// here too, deliberately.
@@ -148,7 +147,7 @@ fn routed(router: &axum::Router) -> Routes {
     out
 }
 
-fn openapi_ok(r: &common::Resp) -> &Value {
+fn openapi_ok(r: &crate::common::Resp) -> &Value {
     let doc = r.expect(200);
     assert!(
         doc["openapi"].as_str().unwrap().starts_with("3.1"),
@@ -243,7 +242,7 @@ async fn the_router_serves_exactly_the_documented_routes() {
     let app = triad_server::api::router(server.state().clone());
     let mut routed = routed(&app);
     // The MCP server (rmcp's service, every method) speaks the Model Context Protocol, not
-    // REST: it is described by that protocol, not by the OpenAPI document (tests/mcp.rs).
+    // REST: it is described by that protocol, not by the OpenAPI document (`mcp.rs`).
     assert!(
         routed.remove(&("ANY".to_owned(), "/mcp".to_owned())),
         "/mcp is served"
@@ -424,17 +423,19 @@ async fn metrics_show_requests_latencies_live_matches_sockets_and_commits() {
     }
     // What an operator watches for a cluster's ceiling: each batch's hold of the cluster
     // lock, the wait for it, and what it applied of the other nodes' events; with help.
+    // (That a node on SQLite shows none of them is checked on the binary, in its own
+    // process: the recorder here is the process's, and the cluster tests share it.)
     let cluster = [
         "triad_cluster_lock_wait_seconds",
         "triad_cluster_lock_hold_seconds",
         "triad_cluster_followed_events",
     ];
-    for name in cluster {
-        assert_eq!(line(&[name]), common::on_postgres(), "{name} in:\n{text}");
+    for name in cluster.into_iter().filter(|_| crate::common::on_postgres()) {
+        assert!(line(&[name]), "{name} missing from:\n{text}");
     }
     for name in ["triad_commit_batch_commands", "triad_commit_batch_events"]
         .into_iter()
-        .chain(cluster.into_iter().filter(|_| common::on_postgres()))
+        .chain(cluster.into_iter().filter(|_| crate::common::on_postgres()))
     {
         assert!(
             text.lines()

@@ -3,12 +3,11 @@
 //! on the `tournament:<id>` topic, the leaderboard's tournament wins; the refusals with
 //! their codes; and a tournament that survives a restart.
 
-mod common;
-
 use std::collections::HashMap;
 
-use common::*;
 use serde_json::{Value, json};
+
+use crate::common::*;
 
 const FEE: u64 = 1_000;
 

@@ -3,13 +3,10 @@
 //! body), the bytes the official SDKs send (`testdata/a2a-sdk-*-requests.json`), a refused
 //! move, and the per-IP bound on streams.
 
-mod common;
-
 use axum::{
     body::Body,
     http::{Request, header},
 };
-use common::{Resp, Server, User};
 use futures_util::StreamExt as _;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -17,12 +14,14 @@ use serde_json::{Value, json};
 use tower::ServiceExt as _;
 use triad_protocol::{App, Ending, Game, Message, Step};
 
+use crate::common::{Resp, Server, User};
+
 /// Requests the official Python client (a2a-sdk 1.3.0) sent, recorded by
 /// `testdata/a2a-sdk-capture.py`.
-const PYTHON_SDK: &str = include_str!("../../../testdata/a2a-sdk-python-requests.json");
+const PYTHON_SDK: &str = include_str!("../../../../testdata/a2a-sdk-python-requests.json");
 /// Requests the official JavaScript client (@a2a-js/sdk 1.3.0) sent, recorded by
 /// `testdata/a2a-sdk-capture.mjs`.
-const JS_SDK: &str = include_str!("../../../testdata/a2a-sdk-js-requests.json");
+const JS_SDK: &str = include_str!("../../../../testdata/a2a-sdk-js-requests.json");
 
 fn request(id: u64, method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
@@ -568,7 +567,7 @@ async fn streams_are_bounded_per_client() {
     assert_eq!(error["code"], -32050);
     assert_eq!(error["data"][0]["metadata"]["code"], "219");
     drop(held);
-    common::eventually("the stream's slot is given back", || async {
+    crate::common::eventually("the stream's slot is given back", || async {
         let (_, got) = events(&server, &alice, &subscribe, 1).await;
         got.first()
             .is_some_and(|e| e["result"]["task"]["id"] == id.as_str())

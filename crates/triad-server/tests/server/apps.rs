@@ -3,19 +3,18 @@
 //! code, resends, signatures, the long-poll inbox, games recorded through the engine, and fault
 //! injection against the relay.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{Resp, Server, User};
 use rand::{RngExt, SeedableRng, seq::SliceRandom};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
 use triad_protocol::{App, Ending, Game, Message, ProtocolError, Side, Step, envelope};
 use triad_server::api::error::{Api, ApiError};
 
+use crate::common::{Resp, Server, User};
+
 /// The A2A tic-tac-toe protocol's example game (see `testdata/README.md`).
-const SPEC: &str = include_str!("../../../testdata/a2a-tic-tac-toe.md");
+const SPEC: &str = include_str!("../../../../testdata/a2a-tic-tac-toe.md");
 
 async fn send(
     server: &Server,
