@@ -6,8 +6,8 @@ mod support;
 
 use serde_json::{Value, json};
 use support::{
-    Api, E, Player, SOS_ALL_O, SOS_DIAGONAL, Server, TTT_SLOW_WIN, TTT_TOP_ROW, Ws, amount, kind,
-    new_key, nth, run_to_exit, seqs_increasing, serve_command,
+    Api, E, Mv, Player, SOS_ALL_O, SOS_DIAGONAL, Server, TTT_SLOW_WIN, TTT_TOP_ROW, Ws, amount,
+    kind, new_key, nth, run_to_exit, seqs_increasing, serve_command,
 };
 
 /// Each player's starting money in these tests.
@@ -787,6 +787,84 @@ async fn moves_sent_on_the_websocket_are_checked_acked_and_seen_live_like_http_m
     assert_eq!(count("not_your_turn"), 1, "{metrics}");
     assert_eq!(count("unauthorized"), 1, "{metrics}");
     assert_eq!(count("invalid_token"), 0, "{metrics}");
+}
+
+/// The server forgets a finished match once its retention is over. A move sent on the
+/// socket for it is then told, as over HTTP, that the game is over, not that no match has
+/// that id; only the repeat of the winning move, which was its duplicate, is told so too.
+#[tokio::test]
+async fn a_move_on_the_websocket_for_a_match_forgotten_since_it_ended_is_told_it_ended() {
+    let dir = tempfile::tempdir().unwrap();
+    let owner = new_key();
+    let server = Server::start_with_env(
+        dir.path(),
+        &owner.address_string(),
+        &[],
+        &[("TRIAD_FINISHED_RETENTION_MS", "1000")],
+    )
+    .await;
+    let api = &server.api;
+    let alice = api.login(&new_key()).await;
+    let bob = api.login(&new_key()).await;
+    let id = api.challenge_accepted(&alice, &bob, "tic-tac-toe", 0).await;
+    for n in 1..=7u8 {
+        let mover = if n % 2 == 1 { &alice } else { &bob };
+        api.play(mover, id, nth(&TTT_SLOW_WIN, n)).await;
+    }
+    let winning = nth(&TTT_SLOW_WIN, 7);
+    let on_socket = |reference: &str, m: Mv| json!({ "type": "move", "ref": reference, "match_id": id, "seq": m.seq, "cell": m.cell, "mark": m.mark });
+    let late = Mv {
+        seq: 8,
+        cell: 5,
+        mark: "O",
+    };
+    let mut a = Ws::connect(api, &alice.token).await;
+    let mut b = Ws::connect(api, &bob.token).await;
+    // The error frame of a refused move: (ref, error, code).
+    async fn refusal(ws: &mut Ws) -> (String, String, u64) {
+        let frame = ws.next_json().await;
+        assert_eq!(frame["type"], "error", "{frame}");
+        (
+            frame["ref"].as_str().unwrap_or_default().to_owned(),
+            frame["error"].as_str().unwrap_or_default().to_owned(),
+            frame["code"].as_u64().expect("a code"),
+        )
+    }
+    let game_over = |reference: &str| (reference.to_owned(), "game_over".to_owned(), 0);
+
+    // While the match is in memory: a late move is refused, the winning move's repeat is
+    // its duplicate.
+    b.send(on_socket("late", late)).await;
+    assert_eq!(refusal(&mut b).await, game_over("late"));
+    a.send(on_socket("again", winning)).await;
+    let again = a.next_json().await;
+    assert_eq!(
+        (again["type"].as_str(), &again["duplicate"]),
+        (Some("ack"), &json!(true)),
+        "{again}"
+    );
+
+    // The clock sweeps it: the winning move's repeat over HTTP stops being a duplicate.
+    api.advance(triad_engine::Engine::SWEEP_EVERY_MS + 1_000)
+        .await;
+    api.poll("the server to forget the finished match", || async {
+        let r = api.try_move(&alice, id, winning).await;
+        (r.status != 200).then_some(r)
+    })
+    .await
+    .expect_error(409, 0);
+
+    b.send(on_socket("late", late)).await;
+    assert_eq!(refusal(&mut b).await, game_over("late"));
+    a.send(on_socket("again", winning)).await;
+    assert_eq!(refusal(&mut a).await, game_over("again"));
+    // A match that never was is still unknown.
+    b.send(json!({ "type": "move", "ref": "none", "match_id": id + 1_000, "seq": 1, "cell": 0, "mark": "X" }))
+        .await;
+    assert_eq!(
+        refusal(&mut b).await,
+        ("none".to_owned(), "unknown_match".to_owned(), 100)
+    );
 }
 
 /// A log written to a file is plain text: colours are for a terminal only.
