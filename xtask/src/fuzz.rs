@@ -87,6 +87,7 @@ pub(crate) fn fuzz(seconds: u64) -> Result<(), String> {
         }
         let flags = fuzz_flags(dir, &shared_target);
         if !built.contains(&dir) {
+            // `cargo fuzz build` has no `--locked`.
             lock_is_current(dir)?;
             step(
                 &format!("build the fuzz targets in {dir}"),
@@ -153,34 +154,6 @@ pub(crate) fn fuzz(seconds: u64) -> Result<(), String> {
     }
     let _ = std::fs::remove_dir_all(&scratch);
     Ok(())
-}
-
-/// Fails unless the fuzz directory's lock file already records every dependency. `cargo fuzz
-/// build` has no `--locked`: a lock left behind by a change to a Triad crate's dependencies
-/// would be rewritten by the build, and the run would fuzz with versions nobody chose.
-fn lock_is_current(dir: &str) -> Result<(), String> {
-    let manifest = root().join(dir).join("Cargo.toml");
-    let out = Command::new("cargo")
-        .args([
-            "metadata",
-            "--locked",
-            "--format-version",
-            "1",
-            "--manifest-path",
-        ])
-        .arg(&manifest)
-        .current_dir(root())
-        .output()
-        .map_err(|e| format!("cargo metadata: {e}"))?;
-    if out.status.success() {
-        return Ok(());
-    }
-    Err(format!(
-        "{dir}/Cargo.lock is out of date with the crates it fuzzes (run `cargo metadata \
-         --format-version 1 --manifest-path {dir}/Cargo.toml > /dev/null` and commit the lock \
-         file, after checking that what it adds has the workspace's versions): {}",
-        String::from_utf8_lossy(&out.stderr).trim()
-    ))
 }
 
 /// The files directly in `dir` (none if it is missing).

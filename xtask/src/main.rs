@@ -258,11 +258,42 @@ fn target_dir() -> Result<PathBuf, String> {
     ))
 }
 
+/// Fails unless the lock file of the workspace at `dir` (relative to the root) already
+/// records every dependency, so that no build of the run resolves versions nobody chose:
+/// cargo would otherwise rewrite a stale lock and go on, and `cargo fuzz build` has no
+/// `--locked` to refuse it.
+pub(crate) fn lock_is_current(dir: &str) -> Result<(), String> {
+    let manifest = root().join(dir).join("Cargo.toml");
+    let out = Command::new("cargo")
+        .args([
+            "metadata",
+            "--locked",
+            "--format-version",
+            "1",
+            "--manifest-path",
+        ])
+        .arg(&manifest)
+        .current_dir(root())
+        .output()
+        .map_err(|e| format!("cargo metadata: {e}"))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    Err(format!(
+        "{dir}/Cargo.lock is out of date with its Cargo.toml files (run `cargo metadata \
+         --format-version 1 --manifest-path {dir}/Cargo.toml > /dev/null` and commit the lock \
+         file, after checking the versions it chose): {}",
+        String::from_utf8_lossy(&out.stderr).trim()
+    ))
+}
+
 fn test() -> Result<(), String> {
     let started = Instant::now();
     let soak = soak();
     println!("cargo xtask test{}", free_disk(&root()));
     step("format", "cargo", &["fmt", "--all", "--check"])?;
+    // The workspace's own lock is checked by `cargo xtask` itself (`run --locked`).
+    lock_is_current("contracts")?;
     step(
         "clippy",
         "cargo",
