@@ -131,6 +131,7 @@ impl Postgres {
             prefix,
             own: Some((bin.clone(), dir.clone())),
         };
+        own.watch()?;
         step("own the cluster directory", "chown", &["postgres:", &dir_s])?;
         let data = format!("{dir_s}/data");
         let initdb = bin.join("initdb").to_string_lossy().to_string();
@@ -178,6 +179,32 @@ impl Postgres {
             ],
         )?;
         Ok(own)
+    }
+
+    /// Starts a watchdog for the throwaway cluster, in a session of its own: once this
+    /// process is gone, however it ended (a signal runs no `drop`: `timeout`'s SIGTERM, a
+    /// SIGKILL), it stops the cluster and removes its directory within a second. After a
+    /// normal end, `drop` has done both and the watchdog's stop finds nothing to stop.
+    fn watch(&self) -> Result<(), String> {
+        let Some((bin, dir)) = &self.own else {
+            return Ok(());
+        };
+        const WATCHDOG: &str = r#"while kill -0 "$1" 2>/dev/null; do sleep 1; done
+[ -d "$3/data" ] && runuser -u postgres -- "$2/pg_ctl" -D "$3/data" -m immediate -w stop
+rm -rf "$3""#;
+        Command::new("setsid")
+            .args(["sh", "-c", WATCHDOG, "triad-pg-watchdog"])
+            .arg(std::process::id().to_string())
+            .arg(bin)
+            .arg(dir)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .map(drop)
+            .map_err(|e| {
+                format!("could not start the throwaway PostgreSQL's watchdog (setsid sh): {e}")
+            })
     }
 
     /// The environment the tests read: the server, the prefix of their databases' names,
