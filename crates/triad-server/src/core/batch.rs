@@ -108,7 +108,7 @@ pub(crate) fn describe_metrics() {
     metrics::describe_counter!(
         super::follow::LOG_READS_TOTAL,
         Unit::Count,
-        "PostgreSQL only: reads of the event log outside the cluster lock, one query each: before an API read (so that it sees every command acknowledged before it, on any node), after a missed announcement, and once a second. Every batch of the cluster asking for none, this grows with the API's reads, not with the cluster's batches."
+        "PostgreSQL only: reads of the event log outside the cluster lock, one query each: before an API read (so that it sees every command acknowledged before it, on any node; the API reads waiting at once share one), after a missed announcement, and once a second. Every batch of the cluster asking for none, this grows with the API's reads, not with the cluster's batches."
     );
     describe_histogram!(
         FOLLOWED_EVENTS,

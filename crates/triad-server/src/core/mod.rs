@@ -168,6 +168,15 @@ impl Drop for Alive {
     }
 }
 
+/// The reads of the log that [`Core::catch_up`] shares among its callers.
+#[derive(Debug, Default)]
+struct LogReads {
+    /// How many reads began; the last one's number.
+    begun: AtomicU64,
+    /// The number of the last read that ended well, locked while a read is under way.
+    ended: tokio::sync::Mutex<u64>,
+}
+
 /// The handle the rest of the server uses.
 #[derive(Clone, Debug)]
 pub struct Core {
@@ -177,8 +186,9 @@ pub struct Core {
     hub: Hub,
     clock: Arc<Clock>,
     wake_ticker: Arc<Notify>,
-    /// Reads of the log outside the cluster lock ([`Core::log_reads`]).
-    log_reads: Arc<AtomicU64>,
+    /// Reads of the log outside the cluster lock, shared by the readers who wait for
+    /// the same one ([`Core::catch_up`]).
+    log_reads: Arc<LogReads>,
     stopping: Arc<Notify>,
     stopped: Arc<std::sync::atomic::AtomicBool>,
     health: Arc<Health>,
@@ -301,7 +311,7 @@ impl Core {
     /// ([`catch_up`](Core::catch_up); `triad_cluster_log_reads_total` counts the process's).
     #[must_use]
     pub fn log_reads(&self) -> u64 {
-        self.log_reads.load(Ordering::Relaxed)
+        self.log_reads.begun.load(Ordering::SeqCst)
     }
 
     /// Whether other nodes may write to the database (PostgreSQL).
@@ -313,16 +323,34 @@ impl Core {
     /// On a shared database: applies the events other nodes committed since this node last
     /// looked, and publishes them to this node's subscribers. Does nothing on SQLite.
     ///
+    /// Callers at once share a read of the log: one read is under way at a time, and a
+    /// caller is answered by the first read to end well that began after it called (a
+    /// read that began before might not see what was acknowledged just before the call),
+    /// so N readers at once cost the database about two reads, not N.
+    ///
     /// # Errors
     /// On a database failure, or a log the engine cannot follow (then the engine is rebuilt).
     pub async fn catch_up(&self) -> Result<(), StoreError> {
         if !self.store.is_shared() {
             return Ok(());
         }
+        let called = self.log_reads.begun.load(Ordering::SeqCst);
+        let mut ended = self.log_reads.ended.lock().await;
+        if *ended > called {
+            return Ok(());
+        }
+        let read = self.log_reads.begun.fetch_add(1, Ordering::SeqCst) + 1;
+        self.follow_log().await?;
+        *ended = read;
+        Ok(())
+    }
+
+    /// One read of the log (more, a page each, while pages come back full), under
+    /// [`LogReads::ended`].
+    async fn follow_log(&self) -> Result<(), StoreError> {
         loop {
             let after = self.engine.read().await.next_seq() - 1;
             metrics::counter!(follow::LOG_READS_TOTAL).increment(1);
-            self.log_reads.fetch_add(1, Ordering::Relaxed);
             let new = self.store.new_events(after, CATCH_UP_PAGE).await?;
             if new.is_empty() {
                 return Ok(());

@@ -302,6 +302,56 @@ async fn the_clusters_batches_cost_no_node_a_read_of_the_log() {
     );
 }
 
+/// Reads waiting at once share a read of the log (`Core::catch_up`), and each still sees
+/// every deposit acknowledged on the other node before it asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn reads_at_once_share_a_read_of_the_log_and_each_sees_what_was_acknowledged_before_it() {
+    use std::sync::{
+        Arc,
+        atomic::{AtomicBool, AtomicU64, Ordering},
+    };
+    let (nodes, _url) = cluster(2).await;
+    let (a, b) = (&nodes[0], &nodes[1]);
+    let alice = a.login(&key(1)).await;
+    let address: triad_engine::Address = alice.address.parse().unwrap();
+    // Deposited and acknowledged on A so far; set once each deposit is answered.
+    let acked = Arc::new(AtomicU64::new(0));
+    let done = Arc::new(AtomicBool::new(false));
+    let before = b.state().core.log_reads();
+    let readers: Vec<_> = (0..16)
+        .map(|_| {
+            let (core, acked, done) = (b.state().core.clone(), acked.clone(), done.clone());
+            tokio::spawn(async move {
+                let mut reads = 0u64;
+                while !done.load(Ordering::SeqCst) {
+                    let asked_after = acked.load(Ordering::SeqCst);
+                    let balance = core.read().await.balance(address);
+                    assert!(
+                        balance >= u128::from(asked_after),
+                        "B read {balance} after A had acknowledged {asked_after}"
+                    );
+                    reads += 1;
+                }
+                reads
+            })
+        })
+        .collect();
+    for amount in 1..=60 {
+        a.deposit(&alice, amount).await;
+        acked.fetch_add(amount, Ordering::SeqCst);
+    }
+    done.store(true, Ordering::SeqCst);
+    let mut reads = 0;
+    for reader in readers {
+        reads += reader.await.unwrap();
+    }
+    let log_reads = b.state().core.log_reads() - before;
+    assert!(
+        log_reads * 2 <= reads,
+        "{log_reads} reads of the log for {reads} reads of B's state"
+    );
+}
+
 /// `triad_cluster_followed_events_total` from `from`, as `/metrics` shows it.
 async fn followed_events(node: &Server, from: &str) -> f64 {
     let r = node.get("/metrics").send().await;
