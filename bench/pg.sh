@@ -32,19 +32,14 @@ OUT=${OUT:-$ROOT/bench/results/pg-$(date -u +%Y%m%dT%H%M%SZ)}
 BENCH_ARGS=${BENCH_ARGS:-}
 
 [ -x "$TRIAD" ] || { echo "no $TRIAD: run cargo build --release -p triad (or set TRIAD)" >&2; exit 1; }
-[ "$(id -u)" = 0 ] || { echo "run as root: PostgreSQL is started as the postgres user" >&2; exit 1; }
-for tool in taskset jq runuser psql curl; do
-  command -v "$tool" >/dev/null || { echo "$tool is missing" >&2; exit 1; }
-done
-PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
-[ -x "$PGBIN/initdb" ] || { echo "no PostgreSQL: apt-get install -y postgresql" >&2; exit 1; }
+# shellcheck source=bench/pg_lib.sh
+. "$ROOT/bench/pg_lib.sh"
+pg_require taskset jq curl
 mkdir -p "$OUT"
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 
 PGROOT=$(mktemp -d /tmp/triad-pgbench.XXXXXX)
 DBDIR=$PGROOT/sqlite
-# shellcheck source=bench/pg_lib.sh
-. "$ROOT/bench/pg_lib.sh"
 trap pg_cleanup EXIT
 
 # A throwaway PostgreSQL on a free port, pinned to PG_CPU, durable as shipped.

@@ -1,10 +1,24 @@
-# Sourced by bench/pg.sh and bench/pg_write.sh: a throwaway PostgreSQL cluster and a
-# `triad serve` on it (`node_lib.sh`), as root. The caller sets PGBIN (PostgreSQL's bin
-# directory), PGROOT (an empty directory of its own, removed at the end) and TRIAD, and
-# makes `pg_cleanup` its EXIT trap, which stops both and removes PGROOT whatever happened.
+# Sourced by bench/pg.sh, bench/pg_write.sh and bench/reads.sh: a throwaway PostgreSQL
+# cluster and a `triad serve` on it (`node_lib.sh`), as root. The caller runs `pg_require`
+# (which sets PGBIN, PostgreSQL's bin directory), sets PGROOT (an empty directory of its
+# own, removed at the end) and TRIAD, and makes `pg_cleanup` its EXIT trap, which stops
+# both and removes PGROOT whatever happened.
 
 # shellcheck source=bench/node_lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/node_lib.sh"
+
+# pg_require [TOOL …]: exits with what to do unless this runs as root with PostgreSQL
+# installed and runuser, psql and each TOOL on the PATH; sets PGBIN (the newest
+# PostgreSQL's bin directory).
+pg_require() {
+  local tool
+  [ "$(id -u)" = 0 ] || { echo "run as root: PostgreSQL is started as the postgres user" >&2; exit 1; }
+  for tool in runuser psql "$@"; do
+    command -v "$tool" >/dev/null || { echo "$tool is missing" >&2; exit 1; }
+  done
+  PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+  [ -x "$PGBIN/initdb" ] || { echo "no PostgreSQL: apt-get install -y postgresql" >&2; exit 1; }
+}
 
 pg_cleanup() {
   server_stop

@@ -32,15 +32,13 @@ OUT=${OUT:-$ROOT/bench/results/pg-write-$(date -u +%Y%m%dT%H%M%SZ)}
 
 die() { echo "pg_write.sh: $*" >&2; exit 1; }
 [ -x "$TRIAD" ] || die "no $TRIAD: run cargo build --release -p triad (or set TRIAD)"
-[ "$(id -u)" = 0 ] || die "run as root: PostgreSQL is started as the postgres user"
-PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
-[ -x "$PGBIN/initdb" ] || die "no PostgreSQL: apt-get install -y postgresql"
+# shellcheck source=bench/pg_lib.sh
+. "$ROOT/bench/pg_lib.sh"
+pg_require taskset
 [ $((BATCHES % ROUNDS)) = 0 ] || die "BATCHES ($BATCHES) must be a multiple of ROUNDS ($ROUNDS)"
 mkdir -p "$OUT"
 
 PGROOT=$(mktemp -d /tmp/triad-pgwrite.XXXXXX)
-# shellcheck source=bench/pg_lib.sh
-. "$ROOT/bench/pg_lib.sh"
 trap pg_cleanup EXIT
 pg_start "$PG_CPU"
 psql_() { taskset -c "$OTHER_CPU" psql -X -v ON_ERROR_STOP=1 -qAt "$@"; }

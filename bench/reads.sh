@@ -22,20 +22,15 @@ SECONDS_PER_POINT=${SECONDS_PER_POINT:-6}
 REQUEST_PATH=${REQUEST_PATH:-/api/matches?limit=20}
 OUT=${OUT:-$ROOT/bench/results/reads-$(date -u +%Y%m%dT%H%M%SZ)}
 
-[ "$(id -u)" = 0 ] || { echo "run as root: PostgreSQL is started as the postgres user" >&2; exit 1; }
 for build in $BUILDS; do
   [ -x "$build" ] || { echo "no $build: run cargo build --release -p triad (or set BUILDS)" >&2; exit 1; }
 done
-for tool in taskset runuser psql wrk python3; do
-  command -v "$tool" >/dev/null || { echo "$tool is missing" >&2; exit 1; }
-done
-PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
-[ -x "$PGBIN/initdb" ] || { echo "no PostgreSQL: apt-get install -y postgresql" >&2; exit 1; }
+# shellcheck source=bench/pg_lib.sh
+. "$ROOT/bench/pg_lib.sh"
+pg_require taskset wrk python3
 mkdir -p "$OUT"
 PGROOT=$(mktemp -d /tmp/triad-reads.XXXX)
 TRIAD=${BUILDS%% *}
-# shellcheck source=bench/pg_lib.sh
-. "$ROOT/bench/pg_lib.sh"
 PROXY=
 cleanup() {
   [ -n "$PROXY" ] && kill "$PROXY" 2>/dev/null
