@@ -175,6 +175,8 @@ struct LogReads {
     begun: AtomicU64,
     /// The number of the last read that ended well, locked while a read is under way.
     ended: tokio::sync::Mutex<u64>,
+    /// The queries those reads sent, a page each ([`Core::log_reads`]).
+    queries: AtomicU64,
 }
 
 /// The handle the rest of the server uses.
@@ -311,7 +313,7 @@ impl Core {
     /// ([`catch_up`](Core::catch_up); `triad_cluster_log_reads_total` counts the process's).
     #[must_use]
     pub fn log_reads(&self) -> u64 {
-        self.log_reads.begun.load(Ordering::SeqCst)
+        self.log_reads.queries.load(Ordering::Relaxed)
     }
 
     /// Whether other nodes may write to the database (PostgreSQL).
@@ -351,6 +353,7 @@ impl Core {
         loop {
             let after = self.engine.read().await.next_seq() - 1;
             metrics::counter!(follow::LOG_READS_TOTAL).increment(1);
+            self.log_reads.queries.fetch_add(1, Ordering::Relaxed);
             let new = self.store.new_events(after, CATCH_UP_PAGE).await?;
             if new.is_empty() {
                 return Ok(());
