@@ -3,12 +3,13 @@
 # concurrency of CONCS to one `triad serve` per build of BUILDS (alternating, the order
 # swapped each round), its database behind `triad bench-proxy` holding each byte RTT_MS/2
 # each way. Prints, per point, requests/s, p50 and p99, and from pg_stat_statements the
-# reads of the log (`Core::catch_up`, the statement `EVENTS_AFTER`) and all statements per request. Needs root
-# (PostgreSQL runs as the `postgres` user) and wrk (apt-get install -y wrk).
+# reads of the log (`Core::catch_up`, the statement `EVENTS_AFTER`) and all statements per
+# request. Needs root (PostgreSQL runs as the `postgres` user) and wrk (apt-get install -y
+# wrk).
 #
 #   cargo build --release -p triad
 #   sudo bench/reads.sh                                    # this build: RTT_MS=1 CONCS="1 16 64"
-#   BUILDS="/tmp/triad-old /tmp/triad-new" ROUNDS=3 OUT=bench/results/reads-1 sudo -E bench/reads.sh
+#   BUILDS="/tmp/triad-old /tmp/triad-new" ROUNDS=4 OUT=bench/results/reads-1 sudo -E bench/reads.sh
 #
 # Pinning: the node on CPU 0; PostgreSQL, the proxy and wrk on CPU 1.
 set -euo pipefail
