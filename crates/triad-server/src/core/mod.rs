@@ -44,7 +44,7 @@ use triad_engine::{Address, Command, Engine, EngineError, Envelope, Receipt};
 
 use crate::{
     hub::Hub,
-    store::{Heartbeat, Store, StoreError},
+    store::{FollowConnection, Heartbeat, Store, StoreError},
 };
 
 mod batch;
@@ -173,10 +173,20 @@ impl Drop for Alive {
 struct LogReads {
     /// How many reads began; the last one's number.
     begun: AtomicU64,
-    /// The number of the last read that ended well, locked while a read is under way.
-    ended: tokio::sync::Mutex<u64>,
+    /// The number of the last read that ended well, and the connection the reads are
+    /// made on, locked while a read is under way.
+    ended: tokio::sync::Mutex<Followed>,
     /// The queries those reads sent, a page each ([`Core::log_reads`]).
     queries: AtomicU64,
+}
+
+/// What [`LogReads::ended`] locks.
+#[derive(Debug, Default)]
+struct Followed {
+    /// The number of the last read that ended well.
+    read: u64,
+    /// The log's own connection (PostgreSQL): a read outside the pool is one round trip.
+    conn: FollowConnection,
 }
 
 /// The handle the rest of the server uses.
@@ -338,23 +348,23 @@ impl Core {
         }
         let called = self.log_reads.begun.load(Ordering::SeqCst);
         let mut ended = self.log_reads.ended.lock().await;
-        if *ended > called {
+        if ended.read > called {
             return Ok(());
         }
         let read = self.log_reads.begun.fetch_add(1, Ordering::SeqCst) + 1;
-        self.follow_log().await?;
-        *ended = read;
+        self.follow_log(&mut ended.conn).await?;
+        ended.read = read;
         Ok(())
     }
 
-    /// One read of the log (more, a page each, while pages come back full), under
+    /// One read of the log (more, a page each, while pages come back full), on `conn`, under
     /// [`LogReads::ended`].
-    async fn follow_log(&self) -> Result<(), StoreError> {
+    async fn follow_log(&self, conn: &mut FollowConnection) -> Result<(), StoreError> {
         loop {
             let after = self.engine.read().await.next_seq() - 1;
             metrics::counter!(follow::LOG_READS_TOTAL).increment(1);
             self.log_reads.queries.fetch_add(1, Ordering::Relaxed);
-            let new = self.store.new_events(after, CATCH_UP_PAGE).await?;
+            let new = conn.events_after(&self.store, after, CATCH_UP_PAGE).await?;
             if new.is_empty() {
                 return Ok(());
             }

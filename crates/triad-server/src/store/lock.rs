@@ -12,7 +12,7 @@
 //! it closes it (then the lock is gone, and with it whatever this node assumed about the
 //! log's head), and the next batch connects afresh.
 
-use sqlx::{Connection as _, Row as _};
+use sqlx::Row as _;
 
 use triad_engine::Event;
 
@@ -31,10 +31,8 @@ pub(super) const LOCK_AND_HEAD: &str = "SELECT pg_advisory_lock(500135715172); \
 /// Lets go of the lock.
 const UNLOCK: &str = "SELECT pg_advisory_unlock(500135715172)";
 
-/// Whatever the database's default, this session's statements each read their own
-/// snapshot: the head after the lock and the catch-up rely on it.
-const READ_COMMITTED: &str =
-    "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED";
+/// The connection's name in `pg_stat_activity`.
+const NAME: &str = "triad lock";
 
 /// A node's connection for the cluster lock, holding it or not.
 pub struct LockConnection {
@@ -88,12 +86,7 @@ impl LockConnection {
 
     async fn connection(&mut self, store: &Store) -> Result<&mut sqlx::AnyConnection, StoreError> {
         if self.conn.is_none() {
-            let mut conn = sqlx::AnyConnection::connect(store.url()).await?;
-            sqlx::raw_sql(READ_COMMITTED).execute(&mut conn).await?;
-            sqlx::raw_sql(super::POSTGRES_SESSION)
-                .execute(&mut conn)
-                .await?;
-            self.conn = Some(conn);
+            self.conn = Some(store.own_connection(NAME).await?);
         }
         self.conn
             .as_mut()

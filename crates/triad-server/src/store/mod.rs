@@ -16,6 +16,7 @@
 //! - [`heartbeat`]: when the service was last known to be alive;
 //! - [`migrations`]: the schema versions;
 //! - [`lock`]: the cluster lock's own connection, and the batches written under it;
+//! - [`follow`]: the connection a node follows the log on outside the lock;
 //! - [`announce`]: a batch's announcements to the other nodes, which carry its events;
 //! - this module: opening and closing the database, fixed settings and the health checks.
 //!
@@ -37,6 +38,7 @@ use sqlx::{
 };
 
 mod announce;
+mod follow;
 mod heartbeat;
 mod lock;
 mod log;
@@ -51,6 +53,7 @@ mod topics;
 mod writer;
 
 pub use announce::Announcement;
+pub use follow::FollowConnection;
 pub use heartbeat::Heartbeat;
 pub use lock::LockConnection;
 pub use log::{Commit, Encoded, kind_name};
@@ -147,6 +150,12 @@ pub const EVENTS_CHANNEL: &str = "triad_events";
 /// planner can price one high enough to compile it, which took 150 ms where running it took
 /// 0.2 (a catch-up of 16 events, PostgreSQL 15).
 pub(crate) const POSTGRES_SESSION: &str = "SET jit = off";
+
+/// What a connection of a node's own sets besides [`POSTGRES_SESSION`]: each statement reads
+/// its own snapshot, whatever the database's default (the head after the cluster lock and
+/// every read of the log rely on it).
+const OWN_SESSION: &str =
+    "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED";
 
 /// The channel on which a node announces a logout to the others (the payload is the
 /// session's token hash), so that they close the sockets it opened at once.
@@ -247,6 +256,26 @@ impl Store {
     #[must_use]
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// A PostgreSQL connection of this node's own, outside the pool, set up in one round
+    /// trip (one simple query: [`OWN_SESSION`], [`POSTGRES_SESSION`], and `name` as its
+    /// `application_name`, which is how an operator tells it apart in `pg_stat_activity`).
+    /// Its owner keeps it: nothing pings it, so a failure on it is the owner's to handle.
+    ///
+    /// # Errors
+    /// When the server cannot be reached or refuses the session.
+    pub(crate) async fn own_connection(
+        &self,
+        name: &'static str,
+    ) -> Result<sqlx::AnyConnection, StoreError> {
+        use sqlx::Connection as _;
+        let mut conn = sqlx::AnyConnection::connect(&self.url).await?;
+        let setup = format!("{OWN_SESSION}; {POSTGRES_SESSION}; SET application_name = '{name}'");
+        sqlx::raw_sql(sqlx::AssertSqlSafe(setup))
+            .execute(&mut conn)
+            .await?;
+        Ok(conn)
     }
 
     /// The connection pool, for modules that keep tables of their own (the agents' relay).

@@ -52,19 +52,6 @@ impl Store {
         Ok(out)
     }
 
-    /// The events after `after` (see [`Store::events_after`]), read outside any transaction.
-    ///
-    /// # Errors
-    /// On a database failure or a row that does not decode.
-    pub async fn new_events(
-        &self,
-        after: u64,
-        limit: u32,
-    ) -> Result<Vec<(Event, Vec<String>)>, StoreError> {
-        let mut conn = self.pool.acquire().await?;
-        Self::events_after(&mut conn, after, limit).await
-    }
-
     /// Rebuilds the engine from the event log.
     ///
     /// # Errors

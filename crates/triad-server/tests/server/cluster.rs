@@ -5,7 +5,7 @@
 //! for real (`tokio::join!` on a multi-threaded runtime).
 
 use serde_json::{Value, json};
-use triad_server::store::{SCHEMA_VERSION, Store, StoreError};
+use triad_server::store::{FollowConnection, SCHEMA_VERSION, Store, StoreError};
 
 use crate::common::{Server, User, base_args, fresh_postgres_database, key};
 
@@ -184,7 +184,8 @@ async fn two_players_on_two_nodes_play_each_other_in_real_time() {
     // The log read back as a node follows it gives each event the topics it was published
     // on (stored, and the inboxes derived from the match's players), a page as the whole.
     let store = &b.state().store;
-    let read_back = store.new_events(0, 1_000).await.unwrap();
+    let mut log = FollowConnection::new();
+    let read_back = log.events_after(store, 0, 1_000).await.unwrap();
     let inbox = format!("inbox:{}", bob.address);
     let on_inbox: Vec<u64> = read_back
         .iter()
@@ -192,7 +193,7 @@ async fn two_players_on_two_nodes_play_each_other_in_real_time() {
         .map(|(e, _)| e.seq)
         .collect();
     assert_eq!(on_inbox, sent);
-    let page = store.new_events(3, 4).await.unwrap();
+    let page = log.events_after(store, 3, 4).await.unwrap();
     assert_eq!(page, read_back[3..7]);
     // Each node had the other's moves from their batches' announcements, not by reading
     // the log back (the metrics are the process's, so both nodes' together).
@@ -554,6 +555,46 @@ async fn nodes_take_turns_with_the_lock_and_get_over_their_connections_being_cut
         assert_eq!(node.balance(&bob).await, 15);
     }
     audit(&nodes, &url, &[&alice, &bob]).await;
+}
+
+/// A node follows the log on a connection of its own, named `triad follow` in
+/// `pg_stat_activity`, and gets over it being cut: the read is sent again on a fresh one,
+/// not refused (an API read would then have answered from the node's state as it was).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_follows_the_log_on_a_connection_of_its_own_and_gets_over_it_being_cut() {
+    use sqlx::Connection as _;
+    let (nodes, url) = cluster(2).await;
+    let (a, b) = (&nodes[0], &nodes[1]);
+    let alice = a.login(&key(1)).await;
+    let address: triad_engine::Address = alice.address.parse().unwrap();
+    let core = &b.state().core;
+    let mut admin = sqlx::PgConnection::connect(&url).await.unwrap();
+    for round in 1..=3u32 {
+        a.deposit(&alice, 1).await;
+        let reads = core.log_reads();
+        core.catch_up()
+            .await
+            .unwrap_or_else(|e| panic!("round {round}: B could not follow the log: {e}"));
+        assert!(
+            core.log_reads() > reads,
+            "round {round}: B did not read the log"
+        );
+        assert_eq!(core.read().await.balance(address), u128::from(round));
+        // B's connection is there to be cut, in every round but the first a fresh one.
+        let cut: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE datname = current_database() AND application_name = 'triad follow' \
+             AND pid <> pg_backend_pid()) AS t",
+        )
+        .fetch_one(&mut admin)
+        .await
+        .unwrap();
+        assert!(
+            (1..=2).contains(&cut),
+            "round {round}: {cut} connections named triad follow, one a node"
+        );
+    }
+    audit(&nodes, &url, &[&alice]).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
