@@ -260,8 +260,9 @@ impl Store {
 
     /// A PostgreSQL connection of this node's own, outside the pool, set up in one round
     /// trip (one simple query: [`OWN_SESSION`], [`POSTGRES_SESSION`], and `name` as its
-    /// `application_name`, which is how an operator tells it apart in `pg_stat_activity`).
-    /// Its owner keeps it: nothing pings it, so a failure on it is the owner's to handle.
+    /// `application_name`, after the operator's own when the URL or `PGAPPNAME` set one,
+    /// which is how an operator tells it apart in `pg_stat_activity`). Its owner keeps it:
+    /// nothing pings it, so a failure on it is the owner's to handle.
     ///
     /// # Errors
     /// When the server cannot be reached or refuses the session.
@@ -270,8 +271,12 @@ impl Store {
         name: &'static str,
     ) -> Result<sqlx::AnyConnection, StoreError> {
         use sqlx::Connection as _;
+        debug_assert!(name.chars().all(|c| c.is_ascii_alphanumeric() || c == ' '));
         let mut conn = sqlx::AnyConnection::connect(&self.url).await?;
-        let setup = format!("{OWN_SESSION}; {POSTGRES_SESSION}; SET application_name = '{name}'");
+        let setup = format!(
+            "{OWN_SESSION}; {POSTGRES_SESSION}; SELECT set_config('application_name', \
+             concat_ws(' ', NULLIF(current_setting('application_name'), ''), '{name}'), false)"
+        );
         sqlx::raw_sql(sqlx::AssertSqlSafe(setup))
             .execute(&mut conn)
             .await?;
