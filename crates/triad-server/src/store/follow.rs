@@ -8,6 +8,11 @@
 //! its one statement. What the pings were for is done by trying once more: a read that
 //! fails on a connection kept from an earlier read (the server restarted, the network cut
 //! it) is sent again on a fresh one, which a read of the log, changing nothing, can be.
+//!
+//! A try is bounded ([`FollowConnection::PATIENCE`], the connection's setup included): the
+//! readers wait behind the one read under way, and a database that stops answering (a
+//! network that drops packets rather than the connection) must not hold them for as long
+//! as TCP takes to give up. Past it they read the node's state as it is.
 
 use triad_engine::Event;
 
@@ -32,6 +37,12 @@ impl std::fmt::Debug for FollowConnection {
 }
 
 impl FollowConnection {
+    /// The longest one try waits for the database: its connection, when it makes one, and
+    /// its read. A read of the log's tail takes milliseconds, a full page (10,000 events)
+    /// well under a second; one read lasts at most twice this (a kept connection, then a
+    /// fresh one).
+    pub const PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);
+
     /// Not connected yet: the first read connects.
     #[must_use]
     pub fn new() -> FollowConnection {
@@ -39,12 +50,13 @@ impl FollowConnection {
     }
 
     /// The events after `after`, at most `limit`, with their topics ([`Store::events_after`]:
-    /// one statement, one snapshot). A read that fails on a connection kept from before is
-    /// sent once more on a fresh one; an event that does not decode is not read again.
+    /// one statement, one snapshot). A read that fails on a connection kept from before, or
+    /// is not answered within [`PATIENCE`](FollowConnection::PATIENCE), is sent once more
+    /// on a fresh one; an event that does not decode is not read again.
     ///
     /// # Errors
-    /// On a database failure (the connection is closed, and the next read connects afresh)
-    /// or an event that does not decode.
+    /// On a database failure or no answer in time (the connection is closed, and the next
+    /// read connects afresh), or an event that does not decode.
     pub async fn events_after(
         &mut self,
         store: &Store,
@@ -68,11 +80,22 @@ impl FollowConnection {
         after: u64,
         limit: u32,
     ) -> Result<Vec<(Event, Vec<String>)>, StoreError> {
-        let conn = match &mut self.conn {
-            Some(conn) => conn,
-            empty => empty.insert(store.own_connection(NAME).await?),
-        };
-        let read = Store::events_after(conn, after, limit).await;
+        let conn = &mut self.conn;
+        let read = tokio::time::timeout(Self::PATIENCE, async {
+            let conn = match conn {
+                Some(conn) => conn,
+                empty => empty.insert(store.own_connection(NAME).await?),
+            };
+            Store::events_after(conn, after, limit).await
+        })
+        .await
+        .unwrap_or_else(|_| {
+            Err(StoreError::Database(sqlx::Error::Io(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "the database did not answer a read of the log in time",
+            ))))
+        });
+        // A read cut short leaves its connection halfway through the exchange.
         if read.is_err() {
             self.conn = None;
         }

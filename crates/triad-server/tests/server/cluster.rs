@@ -565,9 +565,10 @@ async fn nodes_take_turns_with_the_lock_and_get_over_their_connections_being_cut
 /// A node follows the log on a connection of its own, named `triad follow` in
 /// `pg_stat_activity` after the operator's own name for the node, and gets over it being
 /// cut: the read is sent again on a fresh one, not refused (an API read would then have
-/// answered from the node's state as it was).
+/// answered from the node's state as it was). A database that stops answering holds its
+/// readers for a bounded time.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_node_follows_the_log_on_a_connection_of_its_own_and_gets_over_it_being_cut() {
+async fn a_node_follows_the_log_on_a_connection_of_its_own_and_gets_over_it_being_cut_or_stalled() {
     use sqlx::Connection as _;
     let url = fresh_postgres_database().await;
     let nodes = [
@@ -604,6 +605,22 @@ async fn a_node_follows_the_log_on_a_connection_of_its_own_and_gets_over_it_bein
             "round {round}: B's connections named for following the log"
         );
     }
+    // A database that stops answering: the log is locked against every read. B's read gives
+    // up (its readers then read B's state as it is) rather than hold them until TCP would.
+    let mut stall = sqlx::PgConnection::connect(&url).await.unwrap();
+    sqlx::raw_sql("BEGIN; LOCK TABLE events IN ACCESS EXCLUSIVE MODE")
+        .execute(&mut stall)
+        .await
+        .unwrap();
+    let patience = FollowConnection::PATIENCE;
+    // Up to two reads of two tries each, the first a poll's that may have begun before.
+    let stalled = tokio::time::timeout(5 * patience, core.catch_up()).await;
+    assert!(
+        matches!(stalled, Ok(Err(_))),
+        "B's read of a stalled log: {stalled:?}"
+    );
+    sqlx::raw_sql("ROLLBACK").execute(&mut stall).await.unwrap();
+    core.catch_up().await.expect("B follows the log again");
     audit(&nodes, &url, &[&alice]).await;
 }
 
