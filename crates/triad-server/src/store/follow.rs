@@ -2,10 +2,10 @@
 //! reads that bring its engine up to what other nodes committed before an API read
 //! (`Core::catch_up`, which makes one read at a time and shares it among its callers).
 //!
-//! It is a connection of the node's own, not the pool's, because a pooled statement costs
-//! three round trips: sqlx pings a connection when it is taken (`test_before_acquire`, so
-//! that one cut while idle is not handed out) and again when it goes back. Here a read is
-//! its one statement. What the pings were for is done by trying once more: a read that
+//! It is a connection of the node's own, not the pool's, because a pooled statement waits
+//! for two round trips and holds its connection for three: sqlx pings a connection when it
+//! is taken (`test_before_acquire`, so that one cut while idle is not handed out) and again
+//! when it goes back. Here a read is its one statement. What the pings were for is done by trying once more: a read that
 //! fails on a connection kept from an earlier read (the server restarted, the network cut
 //! it) is sent again on a fresh one, which a read of the log, changing nothing, can be.
 //!
@@ -38,9 +38,8 @@ impl std::fmt::Debug for FollowConnection {
 
 impl FollowConnection {
     /// The longest one try waits for the database: its connection, when it makes one, and
-    /// its read. A read of the log's tail takes milliseconds, a full page (10,000 events)
-    /// well under a second; one read lasts at most twice this (a kept connection, then a
-    /// fresh one).
+    /// its read. A read of the log's tail takes milliseconds; one read lasts at most twice
+    /// this (a kept connection, then a fresh one).
     pub const PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);
 
     /// Not connected yet: the first read connects.
