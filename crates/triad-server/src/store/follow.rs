@@ -5,9 +5,10 @@
 //! It is a connection of the node's own, not the pool's, because a pooled statement waits
 //! for two round trips and holds its connection for three: sqlx pings a connection when it
 //! is taken (`test_before_acquire`, so that one cut while idle is not handed out) and again
-//! when it goes back. Here a read is its one statement. What the pings were for is done by trying once more: a read that
-//! fails on a connection kept from an earlier read (the server restarted, the network cut
-//! it) is sent again on a fresh one, which a read of the log, changing nothing, can be.
+//! when it goes back. Here a read is its one statement. What the pings were for is done
+//! by trying once more: a read that fails on a connection kept from an earlier read (the
+//! server restarted, the network cut it) is sent again on a fresh one, which a read of the
+//! log, changing nothing, can be.
 //!
 //! A try is bounded ([`FollowConnection::PATIENCE`], the connection's setup included): the
 //! readers wait behind the one read under way, and a database that stops answering (a
