@@ -85,12 +85,18 @@ pub(crate) fn fuzz_flags<'a>(
         "none",
         "--target-dir",
         shared_target,
-        if optimised {
-            "--debug-assertions"
-        } else {
-            "--dev"
-        },
+        build_flag(optimised),
     ]
+}
+
+/// The flag that asks cargo-fuzz for an optimised build or an unoptimised one (see
+/// [`fuzz_flags`]).
+fn build_flag(optimised: bool) -> &'static str {
+    if optimised {
+        "--debug-assertions"
+    } else {
+        "--dev"
+    }
 }
 
 /// A run of every fuzz target for `seconds` each; an input that takes over 10 s is a hang
@@ -108,7 +114,8 @@ pub(crate) fn fuzz(seconds: u64) -> Result<(), String> {
             println!("\n(fuzz {target}: only with TRIAD_SOAK=1)");
             continue;
         }
-        let flags = fuzz_flags(dir, &shared_target, long || dir != UNOPTIMISED_WHEN_SHORT);
+        let optimised = long || dir != UNOPTIMISED_WHEN_SHORT;
+        let flags = fuzz_flags(dir, &shared_target, optimised);
         if !built.contains(&dir) {
             // `cargo fuzz build` has no `--locked`.
             lock_is_current(dir)?;
@@ -166,7 +173,7 @@ pub(crate) fn fuzz(seconds: u64) -> Result<(), String> {
                     "{e}: fuzzing found a problem in Triad; the input is {} (run it again with \
                      `cargo fuzz run --fuzz-dir {dir} -s none {} {target} {}`)",
                     input.display(),
-                    flags[6],
+                    build_flag(optimised),
                     input.display()
                 ),
                 None => format!(
