@@ -55,13 +55,13 @@ pub(crate) const FUZZ_TARGETS: &[(&str, &str, bool)] = &[
 ];
 
 /// The fuzz directory whose short run (the default 20 s) is built without optimisation. Its
-/// instrumented build is the whole server, and optimised at one codegen unit a crate it took
-/// 499 s on a quiet 2-core machine against 163 s unoptimised, for 30× fewer executions in
-/// 20 s (4,169 against 123,012). A short run is a check that the target builds, replays its
-/// seed corpus and holds for a few thousand new inputs; the long runs (`TRIAD_SOAK=1`), where
-/// executions are what a run is for, are optimised. The other directories build in under a
-/// minute optimised, and unoptimised their signature checks would run 60 – 100× slower
-/// (`login`: 772 against 48,242 in 20 s), so their short runs stay optimised.
+/// instrumented build is the whole server, which optimised at one codegen unit a crate takes
+/// three times as long, for about 30× fewer executions in 20 s. A short run is a check that
+/// the target builds, replays its seed corpus and holds for a few thousand new inputs; the
+/// long runs (`TRIAD_SOAK=1`), where executions are what a run is for, are optimised. The
+/// other directories build in under a minute optimised, and unoptimised their signature
+/// checks run 60 – 110× slower, so their short runs stay optimised. RELIABILITY.md
+/// ("Fuzzing every decoder of outside input") has the figures and how they were measured.
 const UNOPTIMISED_WHEN_SHORT: &str = "crates/triad-server/fuzz";
 
 /// The flags every fuzz build and run shares: no sanitizer (the code has no `unsafe`; the
