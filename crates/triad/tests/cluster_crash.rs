@@ -1,7 +1,9 @@
 //! The crash torture on a cluster (RELIABILITY.md, "Crashes"): three `triad serve` nodes on
 //! one PostgreSQL server of the test's own, players spread over the nodes, each round of
 //! concurrent staked games and money movements cut by a SIGKILL of one node mid-burst, of
-//! PostgreSQL's postmaster, or of every PostgreSQL process at once. After each crash every
+//! PostgreSQL's postmaster, or of every PostgreSQL process at once, or by a SIGSTOP of the
+//! node that holds the cluster lock, for longer than the lock lets its holder be silent
+//! (PostgreSQL then ends its session, and the other nodes go on). After each crash every
 //! acknowledged command is there on every node's view, nothing unanswered is half there,
 //! no command counts twice, the money adds up on every node, and the engine rebuilt from the
 //! log alone passes its audit.
@@ -47,10 +49,88 @@ enum Cut {
     Postmaster,
     /// SIGKILL of every PostgreSQL process at once (its process group).
     Postgres,
+    /// SIGSTOP of the node that holds the cluster lock, caught holding it; SIGCONT once
+    /// PostgreSQL has ended its session and a little more.
+    Freeze,
 }
 
 /// The cuts in turn, so that even the short run has each.
-const CUTS: [Cut; 4] = [Cut::Node, Cut::Postmaster, Cut::Node, Cut::Postgres];
+const CUTS: [Cut; 4] = [Cut::Node, Cut::Postmaster, Cut::Freeze, Cut::Postgres];
+
+/// The longest the cluster lock stays with a stopped node: PostgreSQL ends the session of a
+/// holder silent for `LockConnection::SILENCE`; the rest is for the machine's load.
+const FROZEN_HOLDER_BOUND: Duration =
+    Duration::from_secs(triad_server::store::LockConnection::SILENCE.as_secs() + 5);
+
+/// The database URL of node `i`: its connections are named `node-i …` in
+/// `pg_stat_activity`, so that `pg_locks` tells which node holds the cluster lock.
+fn node_url(url: &str, i: usize) -> String {
+    format!("{url}?application_name=node-{i}")
+}
+
+/// The node whose connection holds the cluster lock, if one does: the advisory lock on
+/// 0x7472696164 ("triad"), which `pg_locks` shows as its high and low 32 bits.
+async fn lock_holder(admin: &mut sqlx::PgConnection) -> Option<usize> {
+    let names: Vec<String> = sqlx::query_scalar(
+        "SELECT s.application_name FROM pg_locks l JOIN pg_stat_activity s ON s.pid = l.pid \
+         WHERE l.locktype = 'advisory' AND l.classid = 116 AND l.objid = 1919508836 \
+         AND l.objsubid = 1 AND l.granted AND s.datname = current_database()",
+    )
+    .fetch_all(admin)
+    .await
+    .expect("pg_locks can be read");
+    assert!(
+        names.len() <= 1,
+        "one holder of the cluster lock: {names:?}"
+    );
+    let name = names.first()?;
+    let node = name
+        .strip_prefix("node-")
+        .and_then(|rest| rest.strip_suffix(" triad lock"))
+        .and_then(|i| i.parse().ok());
+    Some(node.unwrap_or_else(|| panic!("the cluster lock is held by {name:?}, not a node")))
+}
+
+/// Sends `signal` (`STOP`, `CONT`) to the processes `pids`, at once.
+fn signal(signal: &str, pids: &[u32]) {
+    let pids: Vec<String> = pids.iter().map(u32::to_string).collect();
+    let sent = Command::new("kill")
+        .arg(format!("-{signal}"))
+        .args(&pids)
+        .status()
+        .expect("kill runs");
+    assert!(sent.success(), "kill -{signal} {pids:?}");
+}
+
+/// Stops (SIGSTOP) the node that holds the cluster lock, caught holding it. Every node is
+/// stopped at once, and `pg_locks` read once what they sent before the stop (a release,
+/// say) has had time to run: the holder then stays stopped, and the others go on. When
+/// none holds it at that moment, all go on, and the next try comes a little later.
+/// Returns the node stopped, and the tries it took.
+async fn stop_the_lock_holder(admin: &mut sqlx::PgConnection, nodes: &[Server]) -> (usize, u32) {
+    let pids: Vec<u32> = nodes.iter().map(Server::pid).collect();
+    let started = Instant::now();
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        assert!(
+            started.elapsed() < WAIT,
+            "no node was caught holding the cluster lock"
+        );
+        signal("STOP", &pids);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let holder = lock_holder(admin).await;
+        let others: Vec<u32> = (0..pids.len())
+            .filter(|&i| Some(i) != holder)
+            .map(|i| pids[i])
+            .collect();
+        signal("CONT", &others);
+        if let Some(holder) = holder {
+            return (holder, tries);
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
 
 /// Where PostgreSQL's programs are: `TRIAD_TEST_PG_BIN`, else the directory of `pg_ctl` on
 /// `PATH` (its real one, where `postgres` sits beside it), else the newest
@@ -344,11 +424,12 @@ async fn cluster_crash_torture_run(seed: u64, rounds: u64, players: usize) {
     let owner = owner_key.address_string();
     let dirs: Vec<tempfile::TempDir> = (0..NODES).map(|_| tempfile::tempdir().unwrap()).collect();
     let mut nodes = Vec::new();
-    for dir in &dirs {
+    for (i, dir) in dirs.iter().enumerate() {
         // A fixed port, so that a restarted node is where its clients left it.
         let addr = format!("127.0.0.1:{}", free_port());
         let seed = ENGINE_SEED.to_string();
-        let args = ["--addr", &addr, "--database", &url, "--seed", &seed];
+        let database = node_url(&url, i);
+        let args = ["--addr", &addr, "--database", &database, "--seed", &seed];
         nodes.push(Server::start(dir.path(), &owner, &args).await);
     }
     let apis: Vec<Api> = nodes.iter().map(|n| n.api.clone()).collect();
@@ -356,20 +437,22 @@ async fn cluster_crash_torture_run(seed: u64, rounds: u64, players: usize) {
     world.home = (0..players).map(|p| p % NODES).collect();
     let world = Arc::new(world);
     let (mut answered_total, mut landed_unanswered, mut sent_total) = (0, 0, 0);
-    let mut cut_counts = [0usize; 3];
+    let mut cut_counts = [0usize; 4];
     for round in 0..rounds {
         let cut = CUTS[usize::try_from(round).unwrap() % CUTS.len()];
         let chains = plan(&mut rng, &format!("{seed:x}-c{round}"), players, 0.15);
         let total: usize = chains.iter().map(Chain::len).sum();
-        let kill_at = rng.random_range(1..total);
-        let victim = rng.random_range(0..NODES);
-        let down_ms = rng.random_range(0..300u64);
+        // A freeze comes while most of the burst is still to come: the lock is busy.
+        let last = if cut == Cut::Freeze { total / 2 } else { total };
+        let kill_at = rng.random_range(1..last.max(2));
+        let mut victim = rng.random_range(0..NODES);
+        let mut down_ms = rng.random_range(0..300u64);
         sent_total += total;
 
-        let mode = if cut == Cut::Node {
-            Mode::MayDie
-        } else {
-            Mode::MayLoseDatabase
+        let mode = match cut {
+            Cut::Node => Mode::MayDie,
+            Cut::Postmaster | Cut::Postgres => Mode::MayLoseDatabase,
+            Cut::Freeze => Mode::MayFreeze,
         };
         let answered = Arc::new(AtomicUsize::new(0));
         let stream = {
@@ -397,6 +480,32 @@ async fn cluster_crash_torture_run(seed: u64, rounds: u64, players: usize) {
                 cut_counts[if cut == Cut::Postmaster { 1 } else { 2 }] += 1;
                 tokio::time::sleep(Duration::from_millis(down_ms)).await;
                 pg.restart().await;
+            }
+            Cut::Freeze => {
+                use sqlx::Connection as _;
+                let mut admin = sqlx::PgConnection::connect(&url).await.unwrap();
+                let tries;
+                (victim, tries) = stop_the_lock_holder(&mut admin, &nodes).await;
+                cut_counts[3] += 1;
+                let stopped = Instant::now();
+                // The stopped node's session is ended under it, and the lock with it.
+                while lock_holder(&mut admin).await == Some(victim) {
+                    assert!(
+                        stopped.elapsed() < FROZEN_HOLDER_BOUND,
+                        "round {round}: node {victim}, stopped, still holds the cluster lock"
+                    );
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                down_ms = u64::try_from(stopped.elapsed().as_millis()).unwrap();
+                let before = answered.load(Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                let meanwhile = answered.load(Ordering::SeqCst) - before;
+                signal("CONT", &[nodes[victim].pid()]);
+                eprintln!(
+                    "round {round}: node {victim}, stopped holding the cluster lock (caught on \
+                     try {tries}), lost it with its session after {down_ms} ms; then \
+                     {meanwhile} answers in 500 ms"
+                );
             }
         }
         let mut chains = stream.await.expect("the clients end");
@@ -457,12 +566,13 @@ async fn cluster_crash_torture_run(seed: u64, rounds: u64, players: usize) {
     audit_the_log(&url, &owner, &world, &books, "after the last restart").await;
     eprintln!(
         "cluster crash torture: seed {seed}, {rounds} rounds of {players} players on {NODES} \
-         nodes ({} node kills, {} postmaster kills, {} PostgreSQL kills), {sent_total} commands, \
-         {answered_total} answered before a kill, {landed_unanswered} landed without an answer; \
-         {:.1} s",
+         nodes ({} node kills, {} postmaster kills, {} PostgreSQL kills, {} lock holders \
+         frozen), {sent_total} commands, {answered_total} answered before a kill, \
+         {landed_unanswered} landed without an answer; {:.1} s",
         cut_counts[0],
         cut_counts[1],
         cut_counts[2],
+        cut_counts[3],
         started.elapsed().as_secs_f64()
     );
 }

@@ -81,20 +81,14 @@ impl FollowConnection {
         limit: u32,
     ) -> Result<Vec<(Event, Vec<String>)>, StoreError> {
         let conn = &mut self.conn;
-        let read = tokio::time::timeout(Self::PATIENCE, async {
+        let read = super::within(Self::PATIENCE, "a read of the log", async {
             let conn = match conn {
                 Some(conn) => conn,
                 empty => empty.insert(store.own_connection(NAME).await?),
             };
             Store::events_after(conn, after, limit).await
         })
-        .await
-        .unwrap_or_else(|_| {
-            Err(StoreError::Database(sqlx::Error::Io(std::io::Error::new(
-                std::io::ErrorKind::TimedOut,
-                "the database did not answer a read of the log in time",
-            ))))
-        });
+        .await;
         // A read cut short leaves its connection halfway through the exchange.
         if read.is_err() {
             self.conn = None;

@@ -11,6 +11,12 @@
 //! with the session, and this connection is never handed to anyone else. Any failure on
 //! it closes it (then the lock is gone, and with it whatever this node assumed about the
 //! log's head), and the next batch connects afresh.
+//!
+//! Nor does it outlive its holder's silence. A node that froze with the lock (a stopped
+//! process, a paused machine, a network that stopped carrying its packets) keeps its
+//! connection open, and would hold up every other node until TCP gave up. So PostgreSQL
+//! ends the holder's session once it has been idle for [`LockConnection::SILENCE`], and
+//! each statement here gives up after [`LockConnection::PATIENCE`] without an answer.
 
 use sqlx::Row as _;
 
@@ -18,18 +24,23 @@ use triad_engine::Event;
 
 use super::{Commit, Store, StoreError, log::Rows, to_u64};
 
-/// Takes the lock, waiting for it, then reads the log's head, in one round trip: two
+/// Takes the lock, waiting for it, then reads the log's head, in one round trip: three
 /// statements in one simple query (which binds nothing, so the key is written out:
 /// 0x7472696164, "triad" in ASCII, which every version of Triad takes; session- and
 /// transaction-level advisory locks on one key exclude each other, so a rolling upgrade
 /// from a node that took it per transaction stays serialised). Each
 /// statement reads its own snapshot (the session is READ COMMITTED), so the head is read
-/// after the lock is granted and sees every batch committed before it.
+/// after the lock is granted and sees every batch committed before it. Between them, the
+/// session's idle time is bounded while it holds the lock ([`LockConnection::SILENCE`], in
+/// milliseconds): set by the server as soon as the lock is granted, so it holds even when
+/// the node is gone before the answer reaches it.
 pub(super) const LOCK_AND_HEAD: &str = "SELECT pg_advisory_lock(500135715172); \
+     SET idle_session_timeout = 5000; \
      SELECT COALESCE(MAX(seq), 0) FROM events";
 
-/// Lets go of the lock.
-const UNLOCK: &str = "SELECT pg_advisory_unlock(500135715172)";
+/// Lets go of the lock, and gives the session back the idle time the server's settings
+/// give it: between stints the node may be idle for as long as it likes.
+const UNLOCK: &str = "SELECT pg_advisory_unlock(500135715172); RESET idle_session_timeout";
 
 /// The connection's name in `pg_stat_activity`.
 const NAME: &str = "triad lock";
@@ -54,6 +65,23 @@ impl LockConnection {
     /// go after the batch and queues behind the other nodes (PostgreSQL grants a lock's
     /// waiters in order). Bounds what one busy node adds to the others' latency.
     pub const STINT: std::time::Duration = std::time::Duration::from_millis(20);
+
+    /// How long the node holding the lock may leave its session idle before PostgreSQL
+    /// ends it, and the lock with it (`idle_session_timeout`, PostgreSQL 14 or later). A
+    /// holder's statements come milliseconds apart, a stint's batches one after another,
+    /// so only a holder that froze is silent this long; the other nodes wait for it this
+    /// long, no longer. Its next statement finds the session ended, and the node rebuilds
+    /// its engine from the log, which another node may have written to meanwhile.
+    pub const SILENCE: std::time::Duration = std::time::Duration::from_secs(5);
+
+    /// The longest a statement here waits for its answer, a fresh connection's setup
+    /// included. The lock's wait is the others' stints, or a frozen holder's
+    /// [`SILENCE`](LockConnection::SILENCE); a batch's write takes milliseconds. Past it
+    /// the connection is closed and the batch refused: a database that stops answering
+    /// holds a node's commands this long, not until TCP gives up. It is shorter than a
+    /// request's own limit (`--request-timeout-ms`, 10 s by default), so that a client is
+    /// told the database is unavailable, and when to try again, not that it took too long.
+    pub const PATIENCE: std::time::Duration = std::time::Duration::from_secs(8);
 
     /// Not connected yet: the first [`lock`](LockConnection::lock) connects.
     #[must_use]
@@ -84,38 +112,36 @@ impl LockConnection {
         Err(error.into())
     }
 
-    async fn connection(&mut self, store: &Store) -> Result<&mut sqlx::AnyConnection, StoreError> {
-        if self.conn.is_none() {
-            self.conn = Some(store.own_connection(NAME).await?);
-        }
-        self.conn
-            .as_mut()
-            .ok_or(StoreError::Closed("the cluster lock's connection is gone"))
-    }
-
     /// Takes the lock (waiting for the node that holds it) and reads the log's head: when
     /// that is the last event this node wrote or applied, nobody committed since.
     ///
     /// # Errors
-    /// On a database failure (the connection is closed: nothing is held).
+    /// On a database failure, or no answer within [`PATIENCE`](LockConnection::PATIENCE)
+    /// (the connection is closed: nothing is held).
     pub async fn lock(&mut self, store: &Store) -> Result<u64, StoreError> {
         debug_assert!(!self.held, "the cluster lock is taken once");
-        // A connection kept from an earlier stint may have died with its server meanwhile:
-        // nothing is held, so one fresh connection is tried before the batch is refused.
+        // A connection kept from an earlier stint may have died with its server meanwhile
+        // (or been ended while idle): nothing is held, so one fresh connection is tried
+        // before the batch is refused. Not after no answer: that try would wait as long.
         let reused = self.conn.is_some();
         match self.try_lock(store).await {
-            Err(StoreError::Corrupt(text)) => Err(StoreError::Corrupt(text)),
+            Err(error @ (StoreError::Corrupt(_) | StoreError::NoAnswer { .. })) => Err(error),
             Err(_) if reused => self.try_lock(store).await,
             outcome => outcome,
         }
     }
 
     async fn try_lock(&mut self, store: &Store) -> Result<u64, StoreError> {
-        let conn = match self.connection(store).await {
-            Ok(conn) => conn,
-            Err(error) => return self.fail(error),
-        };
-        let rows = match sqlx::raw_sql(LOCK_AND_HEAD).fetch_all(conn).await {
+        let conn = &mut self.conn;
+        let asked = super::within(Self::PATIENCE, "a request for the cluster lock", async {
+            let conn = match conn {
+                Some(conn) => conn,
+                empty => empty.insert(store.own_connection(NAME).await?),
+            };
+            Ok(sqlx::raw_sql(LOCK_AND_HEAD).fetch_all(conn).await?)
+        })
+        .await;
+        let rows = match asked {
             Ok(rows) => rows,
             Err(error) => return self.fail(error),
         };
@@ -137,7 +163,8 @@ impl LockConnection {
     /// Lets go of the lock.
     ///
     /// # Errors
-    /// On a database failure (the connection is closed, which lets go of it as well).
+    /// On a database failure or no answer in time (the connection is closed, which lets go
+    /// of it as well).
     pub async fn unlock(&mut self) -> Result<(), StoreError> {
         if !self.held {
             return Ok(());
@@ -146,7 +173,10 @@ impl LockConnection {
             self.held = false;
             return Ok(());
         };
-        match sqlx::query(UNLOCK).execute(conn).await {
+        let unlocked = super::within(Self::PATIENCE, "the cluster lock's release", async {
+            Ok(sqlx::raw_sql(UNLOCK).execute(conn).await?)
+        });
+        match unlocked.await {
             Ok(_) => {
                 self.held = false;
                 Ok(())
@@ -158,8 +188,8 @@ impl LockConnection {
     /// Under the lock: the events after `after`, at most `limit` (the other nodes').
     ///
     /// # Errors
-    /// On a database failure or an event that does not decode (either way the connection
-    /// is closed, and the lock let go).
+    /// On a database failure, no answer in time, or an event that does not decode (the
+    /// connection is closed, and the lock let go).
     pub async fn events_after(
         &mut self,
         after: u64,
@@ -168,7 +198,8 @@ impl LockConnection {
         let Some(conn) = self.conn.as_mut().filter(|_| self.held) else {
             return Err(StoreError::Closed("the cluster lock is not held"));
         };
-        match Store::events_after(conn, after, limit).await {
+        let read = Store::events_after(conn, after, limit);
+        match super::within(Self::PATIENCE, "a read of the log", read).await {
             Ok(events) => Ok(events),
             Err(error) => self.fail(error),
         }
@@ -179,15 +210,17 @@ impl LockConnection {
     /// nodes with its events ([`announce`](super::announce); delivered at its commit).
     ///
     /// # Errors
-    /// On a database failure; the connection is closed, the lock let go, and whether the
-    /// batch was committed is for the log to say (the engine is rebuilt from it).
+    /// On a database failure or no answer in time; the connection is closed, the lock let
+    /// go, and whether the batch was committed is for the log to say (the engine is rebuilt
+    /// from it).
     pub async fn commit(&mut self, commit: &Commit<'_>) -> Result<(), StoreError> {
         let rows = Rows::of(commit)?;
         let Some(conn) = self.conn.as_mut().filter(|_| self.held) else {
             return Err(StoreError::Closed("the cluster lock is not held"));
         };
         let announcements = super::announce::announcements(&commit.events);
-        match Store::write_batch(conn, &rows, &announcements).await {
+        let write = Store::write_batch(conn, &rows, &announcements);
+        match super::within(Self::PATIENCE, "a batch's write", write).await {
             Ok(()) => Ok(()),
             Err(error) => self.fail(error),
         }
@@ -202,7 +235,7 @@ impl Default for LockConnection {
 
 #[cfg(test)]
 mod tests {
-    use super::{LOCK_AND_HEAD, UNLOCK};
+    use super::{LOCK_AND_HEAD, LockConnection, UNLOCK};
 
     /// The key every version of Triad has locked: nodes of two versions (a rolling
     /// upgrade) must take the same lock.
@@ -212,6 +245,30 @@ mod tests {
         assert_eq!(key, 0x0074_7269_6164);
         let call = format!("SELECT pg_advisory_lock({key}); ");
         assert!(LOCK_AND_HEAD.starts_with(&call), "{LOCK_AND_HEAD}");
-        assert_eq!(UNLOCK, format!("SELECT pg_advisory_unlock({key})"));
+        assert!(
+            UNLOCK.starts_with(&format!("SELECT pg_advisory_unlock({key}); ")),
+            "{UNLOCK}"
+        );
+    }
+
+    /// The holder's session is ended after the silence the node allows it, and given back
+    /// the server's own idle time when it lets go.
+    #[test]
+    fn the_lock_bounds_its_holders_silence_until_it_is_let_go() {
+        let silence = LockConnection::SILENCE.as_millis();
+        let bound = format!("; SET idle_session_timeout = {silence}; ");
+        assert!(LOCK_AND_HEAD.contains(&bound), "{LOCK_AND_HEAD}");
+        assert!(UNLOCK.ends_with("; RESET idle_session_timeout"), "{UNLOCK}");
+        let patience = LockConnection::PATIENCE;
+        assert!(
+            patience > LockConnection::SILENCE,
+            "a frozen holder is waited out"
+        );
+        let settings = crate::config::ServeArgs::default().resolve().unwrap();
+        let request = std::time::Duration::from_millis(settings.request_timeout_ms);
+        assert!(
+            patience < request,
+            "a request is refused before it times out"
+        );
     }
 }

@@ -80,7 +80,7 @@ pub enum StoreError {
     /// SQLite said no to the commit thread.
     #[error("database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
-    /// The schema could not be brought up to date.
+    /// The schema could not be brought up to date, or the database server is too old.
     #[error("{0}")]
     Schema(String),
     /// A stored row could not be read back.
@@ -90,6 +90,30 @@ pub enum StoreError {
     /// be started.
     #[error("the database is closed: {0}")]
     Closed(&'static str),
+    /// The database did not answer a statement in time (it stopped answering, or a
+    /// network between stopped carrying its packets); the connection was closed.
+    #[error("the database did not answer {what} within {} s", .within.as_secs())]
+    NoAnswer {
+        /// The statement, in words.
+        what: &'static str,
+        /// How long it was waited for.
+        within: std::time::Duration,
+    },
+}
+
+/// `statement`, or [`StoreError::NoAnswer`] once `patience` has passed without its answer
+/// (it is then dropped halfway: its connection must not be used again).
+pub(crate) async fn within<T>(
+    patience: std::time::Duration,
+    what: &'static str,
+    statement: impl Future<Output = Result<T, StoreError>>,
+) -> Result<T, StoreError> {
+    tokio::time::timeout(patience, statement)
+        .await
+        .unwrap_or(Err(StoreError::NoAnswer {
+            what,
+            within: patience,
+        }))
 }
 
 impl StoreError {
@@ -156,6 +180,16 @@ pub(crate) const POSTGRES_SESSION: &str = "SET jit = off";
 /// every read of the log rely on it).
 const OWN_SESSION: &str =
     "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED";
+
+/// The oldest PostgreSQL major version Triad runs on (14: `idle_session_timeout`).
+pub const OLDEST_POSTGRES: u32 = 14;
+
+/// Whether Triad runs on the PostgreSQL of this `server_version_num` (`150004` is 15.4).
+fn runs_on(server_version_num: &str) -> bool {
+    server_version_num
+        .parse::<u32>()
+        .is_ok_and(|number| number >= OLDEST_POSTGRES * 10_000)
+}
 
 /// The channel on which a node announces a logout to the others (the payload is the
 /// session's token hash), so that they close the sockets it opened at once.
@@ -230,6 +264,9 @@ impl Store {
                 std::sync::Arc::from(dir.unwrap_or(std::path::Path::new(".")))
             }),
         };
+        if backend == Backend::Postgres {
+            store.check_postgres_version().await?;
+        }
         store.migrate().await?;
         // After the migrations, so that the commit thread finds the tables.
         if let Some(path) = file {
@@ -237,6 +274,22 @@ impl Store {
             store.reader = Some(std::sync::Arc::new(reader::Reader::start(path)?));
         }
         Ok(store)
+    }
+
+    /// Refuses a PostgreSQL older than [`OLDEST_POSTGRES`]: the cluster lock bounds its
+    /// holder's silence with `idle_session_timeout` ([`LockConnection::SILENCE`]), which
+    /// older servers do not know, so every batch would fail.
+    async fn check_postgres_version(&self) -> Result<(), StoreError> {
+        let version: String = sqlx::query_scalar("SHOW server_version_num")
+            .fetch_one(&self.pool)
+            .await?;
+        if runs_on(&version) {
+            return Ok(());
+        }
+        Err(StoreError::Schema(format!(
+            "PostgreSQL {version} (server_version_num) is too old: Triad needs PostgreSQL \
+             {OLDEST_POSTGRES} or later"
+        )))
     }
 
     /// Which database engine this is.
@@ -370,4 +423,26 @@ impl Store {
 /// full disk).
 fn close_after_failed_write(conn: &mut PoolConnection<sqlx::Any>) {
     conn.close_on_drop();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::runs_on;
+
+    /// `server_version_num` is the major version times 10,000 and the minor (10 and
+    /// later); Triad runs on 14 and later.
+    #[test]
+    fn triad_runs_on_postgresql_14_and_later() {
+        for (version, runs) in [
+            ("130016", false),
+            ("139999", false),
+            ("140000", true),
+            ("150004", true),
+            ("180001", true),
+            ("", false),
+            ("15.4", false),
+        ] {
+            assert_eq!(runs_on(version), runs, "{version}");
+        }
+    }
 }

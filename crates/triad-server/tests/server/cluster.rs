@@ -5,9 +5,9 @@
 //! for real (`tokio::join!` on a multi-threaded runtime).
 
 use serde_json::{Value, json};
-use triad_server::store::{FollowConnection, SCHEMA_VERSION, Store, StoreError};
+use triad_server::store::{FollowConnection, LockConnection, SCHEMA_VERSION, Store, StoreError};
 
-use crate::common::{Server, User, base_args, fresh_postgres_database, key};
+use crate::common::{Resp, Server, User, base_args, fresh_postgres_database, key};
 
 /// `n` nodes on one fresh database.
 async fn cluster(n: usize) -> (Vec<Server>, String) {
@@ -621,6 +621,104 @@ async fn a_node_follows_the_log_on_a_connection_of_its_own_and_gets_over_it_bein
     );
     sqlx::raw_sql("ROLLBACK").execute(&mut stall).await.unwrap();
     core.catch_up().await.expect("B follows the log again");
+    audit(&nodes, &url, &[&alice]).await;
+}
+
+/// How many sessions named `name` hold the cluster lock (an advisory lock; there is one).
+async fn lock_holders(admin: &mut sqlx::PgConnection, name: &str) -> i64 {
+    sqlx::query_scalar(
+        "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity s ON s.pid = l.pid \
+         WHERE l.locktype = 'advisory' AND l.granted AND s.datname = current_database() \
+         AND s.application_name = $1",
+    )
+    .bind(name)
+    .fetch_one(admin)
+    .await
+    .unwrap()
+}
+
+/// The owner's deposit of 1 to `to` through `node`, answered as it may be.
+async fn try_deposit(node: &Server, to: &User) -> Resp {
+    node.post("/api/ledger/deposit")
+        .auth(&node.owner)
+        .json(&json!({ "to": to.address, "amount": 1 }))
+        .send()
+        .await
+}
+
+/// A node that freezes while it holds the cluster lock (a stopped process, a paused
+/// machine: here, its batch holds the lock and waits for its engine, which the test holds)
+/// holds the other nodes up for the silence PostgreSQL allows the lock's holder, not for as
+/// long as it stays frozen. Thawed, its batch finds its session ended and is refused, with
+/// nothing done; its next one goes through, after what the other node did meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_node_frozen_with_the_cluster_lock_holds_the_others_up_for_a_bounded_time() {
+    use sqlx::Connection as _;
+    let url = fresh_postgres_database().await;
+    let nodes = [
+        node(format!("{url}?application_name=node-a")).await,
+        node(url.clone()).await,
+    ];
+    let (a, b) = (&nodes[0], &nodes[1]);
+    let alice = a.login(&key(1)).await;
+    let bob = b.login(&key(2)).await;
+    a.deposit(&alice, 1).await;
+    let mut admin = sqlx::PgConnection::connect(&url).await.unwrap();
+
+    let frozen = a.state().core.read().await;
+    let meanwhile = async {
+        let mut waited = 0;
+        while lock_holders(&mut admin, "node-a triad lock").await == 0 {
+            assert!(waited < 500, "A's batch never took the cluster lock");
+            waited += 1;
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        // A holds the lock and says nothing; B's deposit goes through all the same.
+        let patience = LockConnection::PATIENCE;
+        tokio::time::timeout(patience, b.deposit(&bob, 1))
+            .await
+            .expect("B's deposit waited out A's silence and more");
+        assert_eq!(lock_holders(&mut admin, "node-a triad lock").await, 0);
+        drop(frozen);
+    };
+    let (thawed, ()) = tokio::join!(try_deposit(a, &alice), meanwhile);
+    thawed.expect_error(503, 209, "storage_unavailable");
+
+    a.deposit(&alice, 1).await;
+    for node in [a, b] {
+        assert_eq!(node.balance(&alice).await, 2);
+        assert_eq!(node.balance(&bob).await, 1);
+    }
+    audit(&nodes, &url, &[&alice, &bob]).await;
+}
+
+/// A database that does not grant the cluster lock (here: a session of the test's own
+/// holds it and stays silent, as a node may not) has a node refuse its commands once the
+/// lock's patience is over, rather than hold them until TCP gives up; once it grants the
+/// lock again, they go through.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_refuses_its_commands_when_the_cluster_lock_is_not_granted_in_time() {
+    use sqlx::Connection as _;
+    let (nodes, url) = cluster(1).await;
+    let a = &nodes[0];
+    let alice = a.login(&key(1)).await;
+    a.deposit(&alice, 1).await;
+    let mut stall = sqlx::PgConnection::connect(&url).await.unwrap();
+    // The cluster lock's key: "triad" in ASCII.
+    sqlx::raw_sql("SELECT pg_advisory_lock(500135715172)")
+        .execute(&mut stall)
+        .await
+        .unwrap();
+    let refused = tokio::time::timeout(2 * LockConnection::PATIENCE, try_deposit(a, &alice))
+        .await
+        .expect("A's deposit waited for the lock past its patience");
+    refused.expect_error(503, 209, "storage_unavailable");
+    sqlx::raw_sql("SELECT pg_advisory_unlock(500135715172)")
+        .execute(&mut stall)
+        .await
+        .unwrap();
+    a.deposit(&alice, 1).await;
+    assert_eq!(a.balance(&alice).await, 2);
     audit(&nodes, &url, &[&alice]).await;
 }
 

@@ -417,6 +417,10 @@ pub(crate) enum Mode {
     /// The server or its database may die: a request without an answer, or refused with
     /// `storage_unavailable` (503, code 209), stops the chain.
     MayLoseDatabase,
+    /// A node may stop answering for seconds (frozen holding the cluster lock): as
+    /// `MayLoseDatabase`, and a request that outlived the node's time limit (408, code 214)
+    /// also stops the chain.
+    MayFreeze,
     /// The disk may fill: `storage_full` stops the chain; no answer is a failure.
     MayFill,
     /// Everything must succeed.
@@ -451,17 +455,25 @@ pub(crate) async fn drive(
                     Ok(r) => r,
                     Err(e) => {
                         assert!(
-                            matches!(mode, Mode::MayDie | Mode::MayLoseDatabase),
+                            matches!(mode, Mode::MayDie | Mode::MayLoseDatabase | Mode::MayFreeze),
                             "{key}: no answer: {e}"
                         );
                         c.stopped = true;
                         return (i, c);
                     }
                 };
-                if mode == Mode::MayLoseDatabase && r.status == 503 {
+                let may_lose_database = mode == Mode::MayLoseDatabase || mode == Mode::MayFreeze;
+                if may_lose_database && r.status == 503 {
                     // Refused, yet possibly committed: the connection died with the
                     // commit's answer. `find_landed` tells.
                     r.expect_error(503, 209);
+                    c.stopped = true;
+                    return (i, c);
+                }
+                if mode == Mode::MayFreeze && r.status == 408 {
+                    // The node was stopped with the request in it: whether its command
+                    // was committed is for `find_landed` to tell.
+                    r.expect_error(408, 214);
                     c.stopped = true;
                     return (i, c);
                 }
