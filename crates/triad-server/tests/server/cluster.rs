@@ -624,7 +624,8 @@ async fn a_node_follows_the_log_on_a_connection_of_its_own_and_gets_over_it_bein
     audit(&nodes, &url, &[&alice]).await;
 }
 
-/// How many sessions named `name` hold the cluster lock (an advisory lock; there is one).
+/// How many sessions named `name` hold an advisory lock: for a node's `triad lock`
+/// connection, whether it holds the cluster lock, the only one it takes.
 async fn lock_holders(admin: &mut sqlx::PgConnection, name: &str) -> i64 {
     sqlx::query_scalar(
         "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity s ON s.pid = l.pid \
