@@ -34,6 +34,7 @@ use torture::{
     Books, Chain, Mode, Work, World, books_with, check_books, crash_seed, drive, find_landed, plan,
     run_out_the_clock, runtime, set_up, setting,
 };
+use triad_server::store::LockConnection;
 
 const NODES: usize = 3;
 
@@ -59,8 +60,7 @@ const CUTS: [Cut; 4] = [Cut::Node, Cut::Postmaster, Cut::Freeze, Cut::Postgres];
 
 /// The longest the cluster lock stays with a stopped node: PostgreSQL ends the session of a
 /// holder silent for `LockConnection::SILENCE`; the rest is for the machine's load.
-const FROZEN_HOLDER_BOUND: Duration =
-    Duration::from_secs(triad_server::store::LockConnection::SILENCE.as_secs() + 5);
+const FROZEN_HOLDER_BOUND: Duration = Duration::from_secs(LockConnection::SILENCE.as_secs() + 5);
 
 /// The database URL of node `i`: its connections are named `node-i …` in
 /// `pg_stat_activity`, so that `pg_locks` tells which node holds the cluster lock.
@@ -69,13 +69,16 @@ fn node_url(url: &str, i: usize) -> String {
 }
 
 /// The node whose connection holds the cluster lock, if one does: the advisory lock on
-/// 0x7472696164 ("triad"), which `pg_locks` shows as its high and low 32 bits.
+/// `LockConnection::KEY`, which `pg_locks` shows as its high and low 32 bits.
 async fn lock_holder(admin: &mut sqlx::PgConnection) -> Option<usize> {
+    let key = LockConnection::KEY;
     let names: Vec<String> = sqlx::query_scalar(
         "SELECT s.application_name FROM pg_locks l JOIN pg_stat_activity s ON s.pid = l.pid \
-         WHERE l.locktype = 'advisory' AND l.classid = 116 AND l.objid = 1919508836 \
+         WHERE l.locktype = 'advisory' AND l.classid::bigint = $1 AND l.objid::bigint = $2 \
          AND l.objsubid = 1 AND l.granted AND s.datname = current_database()",
     )
+    .bind(key >> 32)
+    .bind(key & 0xffff_ffff)
     .fetch_all(admin)
     .await
     .expect("pg_locks can be read");

@@ -82,11 +82,7 @@ impl FollowConnection {
     ) -> Result<Vec<(Event, Vec<String>)>, StoreError> {
         let conn = &mut self.conn;
         let read = super::within(Self::PATIENCE, "a read of the log", async {
-            let conn = match conn {
-                Some(conn) => conn,
-                empty => empty.insert(store.own_connection(NAME).await?),
-            };
-            Store::events_after(conn, after, limit).await
+            Store::events_after(store.connected(conn, NAME).await?, after, limit).await
         })
         .await;
         // A read cut short leaves its connection halfway through the exchange.

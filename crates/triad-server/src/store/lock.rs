@@ -66,6 +66,10 @@ impl LockConnection {
     /// waiters in order). Bounds what one busy node adds to the others' latency.
     pub const STINT: std::time::Duration = std::time::Duration::from_millis(20);
 
+    /// The lock's key, 0x7472696164: "triad" in ASCII, which every version of Triad takes
+    /// (written out in the statements, which bind nothing).
+    pub const KEY: i64 = 0x0074_7269_6164;
+
     /// How long the node holding the lock may leave its session idle before PostgreSQL
     /// ends it, and the lock with it (`idle_session_timeout`, PostgreSQL 14 or later). A
     /// holder's statements come milliseconds apart, a stint's batches one after another,
@@ -134,10 +138,7 @@ impl LockConnection {
     async fn try_lock(&mut self, store: &Store) -> Result<u64, StoreError> {
         let conn = &mut self.conn;
         let asked = super::within(Self::PATIENCE, "a request for the cluster lock", async {
-            let conn = match conn {
-                Some(conn) => conn,
-                empty => empty.insert(store.own_connection(NAME).await?),
-            };
+            let conn = store.connected(conn, NAME).await?;
             Ok(sqlx::raw_sql(LOCK_AND_HEAD).fetch_all(conn).await?)
         })
         .await;
@@ -242,7 +243,7 @@ mod tests {
     #[test]
     fn the_lock_statements_take_and_release_the_cluster_lock() {
         let key = i64::from_be_bytes(*b"\0\0\0triad");
-        assert_eq!(key, 0x0074_7269_6164);
+        assert_eq!(key, LockConnection::KEY);
         let call = format!("SELECT pg_advisory_lock({key}); ");
         assert!(LOCK_AND_HEAD.starts_with(&call), "{LOCK_AND_HEAD}");
         assert!(

@@ -336,6 +336,22 @@ impl Store {
         Ok(conn)
     }
 
+    /// The connection in `slot`, a connection of this node's own named `name`
+    /// ([`own_connection`](Store::own_connection)), made first when `slot` holds none.
+    ///
+    /// # Errors
+    /// When no connection could be made.
+    pub(crate) async fn connected<'c>(
+        &self,
+        slot: &'c mut Option<sqlx::AnyConnection>,
+        name: &'static str,
+    ) -> Result<&'c mut sqlx::AnyConnection, StoreError> {
+        match slot {
+            Some(conn) => Ok(conn),
+            empty => Ok(empty.insert(self.own_connection(name).await?)),
+        }
+    }
+
     /// The connection pool, for modules that keep tables of their own (the agents' relay).
     pub(crate) fn pool(&self) -> &AnyPool {
         &self.pool

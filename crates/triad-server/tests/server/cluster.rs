@@ -705,8 +705,8 @@ async fn a_node_refuses_its_commands_when_the_cluster_lock_is_not_granted_in_tim
     let alice = a.login(&key(1)).await;
     a.deposit(&alice, 1).await;
     let mut stall = sqlx::PgConnection::connect(&url).await.unwrap();
-    // The cluster lock's key: "triad" in ASCII.
-    sqlx::raw_sql("SELECT pg_advisory_lock(500135715172)")
+    sqlx::query("SELECT pg_advisory_lock($1)")
+        .bind(LockConnection::KEY)
         .execute(&mut stall)
         .await
         .unwrap();
@@ -714,7 +714,8 @@ async fn a_node_refuses_its_commands_when_the_cluster_lock_is_not_granted_in_tim
         .await
         .expect("A's deposit waited for the lock past its patience");
     refused.expect_error(503, 209, "storage_unavailable");
-    sqlx::raw_sql("SELECT pg_advisory_unlock(500135715172)")
+    sqlx::query("SELECT pg_advisory_unlock($1)")
+        .bind(LockConnection::KEY)
         .execute(&mut stall)
         .await
         .unwrap();

@@ -437,6 +437,7 @@ pub(crate) async fn drive(
     answered: &Arc<AtomicUsize>,
     mode: Mode,
 ) -> Vec<Chain> {
+    let may_lose_database = mode == Mode::MayLoseDatabase || mode == Mode::MayFreeze;
     let mut set = tokio::task::JoinSet::new();
     for (i, mut c) in chains.into_iter().enumerate() {
         let (apis, w, answered) = (apis.to_vec(), w.clone(), answered.clone());
@@ -462,7 +463,6 @@ pub(crate) async fn drive(
                         return (i, c);
                     }
                 };
-                let may_lose_database = mode == Mode::MayLoseDatabase || mode == Mode::MayFreeze;
                 if may_lose_database && r.status == 503 {
                     // Refused, yet possibly committed: the connection died with the
                     // commit's answer. `find_landed` tells.
